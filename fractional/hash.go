@@ -1,0 +1,94 @@
+package fractional
+
+import (
+	"fmt"
+
+	"github.com/twmb/murmur3"
+)
+
+// stackBufSize bounds the inputs hashed without a heap allocation. It covers
+// a 256-byte string with its CBOR head, and typical flag keys plus targeting
+// keys, while keeping the frame small enough to zero cheaply. HashString's
+// documented limit is stackBufSize-maxHead.
+const stackBufSize = 320
+
+// HashString returns the bucketing hash of the string s. V3 hashes the CBOR
+// text string holding s; every other version hashes the bytes of s as they
+// are, as V1 and V2 do. No version allocates for strings of up to 311
+// bytes.
+func HashString(v Version, s string) uint32 {
+	if v != V3 {
+		return murmur3.StringSum32(s)
+	}
+	var buf [stackBufSize]byte
+	b := buf[:0]
+	if n := maxHead + len(s); n > len(buf) {
+		b = make([]byte, 0, n)
+	}
+	return murmur3.Sum32(appendText(b, s))
+}
+
+// HashDefault returns the hash of the default bucketing input, used when the
+// operator has no bucketing expression: flagKey+targetingKey concatenated for
+// V1 and V2, the CBOR array [flagKey, targetingKey] for V3. Short inputs are
+// hashed without allocating.
+//
+// It does not judge the targeting key: callers return no result when it is
+// missing, and in V3 also when it is empty, before calling.
+func HashDefault(v Version, flagKey, targetingKey string) uint32 {
+	var buf [stackBufSize]byte
+	b := buf[:0]
+	if v != V3 {
+		if n := len(flagKey) + len(targetingKey); n > len(buf) {
+			b = make([]byte, 0, n)
+		}
+		b = append(b, flagKey...)
+		b = append(b, targetingKey...)
+		return murmur3.Sum32(b)
+	}
+	if n := 1 + 2*maxHead + len(flagKey) + len(targetingKey); n > len(buf) {
+		b = make([]byte, 0, n)
+	}
+	b = append(b, majorArray|2)
+	b = appendText(b, flagKey)
+	b = appendText(b, targetingKey)
+	return murmur3.Sum32(b)
+}
+
+// HashValue returns the bucketing hash of an evaluated bucketing value.
+//
+// V1 and V2 accept only strings. V3 accepts every value AppendCBOR does and
+// hashes its encoding; scalars are hashed without allocating (the caller's
+// conversion to any aside), containers allocate while being encoded.
+//
+// A nil x yields ErrNullInput in every version, so callers can apply the
+// version's rule for null; other rejected values yield an error wrapping
+// ErrUnsupportedInput, and an invalid version one wrapping
+// ErrUnknownVersion.
+func HashValue(v Version, x any) (uint32, error) {
+	if !v.Valid() {
+		return 0, fmt.Errorf("%w: %d", ErrUnknownVersion, uint8(v))
+	}
+	if x == nil {
+		return 0, ErrNullInput
+	}
+	if s, ok := x.(string); ok {
+		return HashString(v, s), nil
+	}
+	if v != V3 {
+		return 0, fmt.Errorf("%w: %s hashes only strings, got %T", ErrUnsupportedInput, v, x)
+	}
+	var buf [16]byte
+	b, ok, err := appendScalar(buf[:0], x)
+	if err != nil {
+		return 0, err
+	}
+	if ok {
+		return murmur3.Sum32(b), nil
+	}
+	b, err = AppendCBOR(nil, x)
+	if err != nil {
+		return 0, err
+	}
+	return murmur3.Sum32(b), nil
+}
