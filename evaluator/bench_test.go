@@ -1,0 +1,90 @@
+package evaluator
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/flagsnap/flagsnap/fractional"
+)
+
+// benchDoc holds one flag per benchmarked shape of targeting.
+const benchDoc = `{
+  "flags": {
+    "static": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"},
+    "simple": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+      "targeting": {"if": [{"==": [{"var": "email"}, "user-3@example.com"]}, "on", "off"]}},
+    "complex": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+      "targeting": {"if": [{"or": [
+        {"and": [{"in": [{"var": "country"}, ["DE", "FR", "NL", "SE"]]}, {">=": [{"var": "age"}, 18]}, {"!=": [{"var": "plan"}, "free"]}]},
+        {"and": [{"ends_with": [{"var": "email"}, "@internal.example.com"]}, {"==": [{"var": "beta"}, true]}]}
+      ]}, "on", "off"]}},
+    "fractional2": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
+      "targeting": {"fractional": [["a", 50], ["b", 50]]}},
+    "fractional8": {"state": "ENABLED", "variants": {"a": "a", "b": "b", "c": "c", "d": "d", "e": "e", "f": "f", "g": "g", "h": "h"}, "defaultVariant": "a",
+      "targeting": {"fractional": [{"var": "user.id"}, ["a", 10], ["b", 10], ["c", 10], ["d", 10], ["e", 15], ["f", 15], ["g", 15], ["h", 15]]}},
+    "semver": {"state": "ENABLED", "variants": {"new": "new", "old": "old"}, "defaultVariant": "old",
+      "targeting": {"if": [{"sem_ver": [{"var": "appVersion"}, ">=", "2.4.0"]}, "new", "old"]}},
+    "startswith": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+      "targeting": {"if": [{"starts_with": [{"var": "email"}, "user-3"]}, "on", "off"]}}
+  }
+}`
+
+func benchContexts() map[string]map[string]any {
+	small := map[string]any{
+		"targetingKey": "user-3",
+		"email":        "user-3@example.com",
+		"country":      "DE",
+		"age":          31,
+		"plan":         "pro",
+		"beta":         true,
+		"appVersion":   "2.5.1",
+		"user":         map[string]any{"id": "u-12345"},
+	}
+	large := make(map[string]any, 140)
+	for k, v := range small {
+		large[k] = v
+	}
+	for i := range 130 {
+		large[fmt.Sprintf("attribute-%03d", i)] = fmt.Sprintf("value-%d", i)
+	}
+	return map[string]map[string]any{"small": small, "large": large}
+}
+
+func BenchmarkResolve(b *testing.B) {
+	ctxs := benchContexts()
+	for _, v := range []fractional.Version{fractional.V1, fractional.V2, fractional.V3} {
+		set, err := Load([]byte(benchDoc), WithFractionalVersion(v))
+		if err != nil {
+			b.Fatal(err)
+		}
+		flags := []string{"static", "simple", "complex", "semver", "startswith"}
+		if v != fractional.V2 {
+			flags = nil // only fractional depends on the version
+		}
+		flags = append(flags, "fractional2", "fractional8")
+		for _, key := range flags {
+			for _, size := range []string{"small", "large"} {
+				ctx := ctxs[size]
+				name := fmt.Sprintf("%s/%s/%s", key, size, v)
+				if key[:4] != "frac" {
+					name = fmt.Sprintf("%s/%s", key, size)
+				}
+				if set.flags[key].vals[0].k == kStr {
+					b.Run(name, func(b *testing.B) {
+						b.ReportAllocs()
+						for b.Loop() {
+							set.ResolveString(key, "", ctx)
+						}
+					})
+					continue
+				}
+				b.Run(name, func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						set.ResolveBool(key, false, ctx)
+					}
+				})
+			}
+		}
+	}
+}

@@ -1,0 +1,509 @@
+package evaluator
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/flagsnap/flagsnap/fractional"
+)
+
+// opcode names one operator of the targeting language.
+type opcode uint8
+
+const (
+	opConst opcode = iota
+	opArray        // an array literal with expressions inside: evaluated element by element
+	opVar
+	opAnd
+	opOr
+	opIf
+	opNot
+	opNotNot
+	opEq
+	opNe
+	opStrictEq
+	opStrictNe
+	opLt
+	opLe
+	opGt
+	opGe
+	opAdd
+	opSub
+	opMul
+	opDiv
+	opMod
+	opMin
+	opMax
+	opAbs
+	opCat
+	opSubstr
+	opIn
+	opMerge
+	opMap
+	opFilter
+	opReduce
+	opAll
+	opSome
+	opNone
+	opMissing
+	opMissingSome
+	opSet
+	opContainsAll
+	opContainsAny
+	opContainsNone
+	opStartsWith
+	opEndsWith
+	opSemVer
+	opFractional
+)
+
+var operators = map[string]opcode{
+	"var":           opVar,
+	"and":           opAnd,
+	"or":            opOr,
+	"if":            opIf,
+	"?:":            opIf,
+	"!":             opNot,
+	"!!":            opNotNot,
+	"==":            opEq,
+	"!=":            opNe,
+	"===":           opStrictEq,
+	"!==":           opStrictNe,
+	"<":             opLt,
+	"<=":            opLe,
+	">":             opGt,
+	">=":            opGe,
+	"+":             opAdd,
+	"-":             opSub,
+	"*":             opMul,
+	"/":             opDiv,
+	"%":             opMod,
+	"min":           opMin,
+	"max":           opMax,
+	"abs":           opAbs,
+	"cat":           opCat,
+	"substr":        opSubstr,
+	"in":            opIn,
+	"merge":         opMerge,
+	"map":           opMap,
+	"filter":        opFilter,
+	"reduce":        opReduce,
+	"all":           opAll,
+	"some":          opSome,
+	"none":          opNone,
+	"missing":       opMissing,
+	"missing_some":  opMissingSome,
+	"set":           opSet,
+	"contains_all":  opContainsAll,
+	"contains_any":  opContainsAny,
+	"contains_none": opContainsNone,
+	"starts_with":   opStartsWith,
+	"ends_with":     opEndsWith,
+	"sem_ver":       opSemVer,
+	"fractional":    opFractional,
+}
+
+// legacyFractional is flagd's deprecated spelling of fractional, whose
+// first argument names a context property instead of being an expression.
+const legacyFractional = "fractionalEvaluation"
+
+// node is one compiled operation. Arguments come in one of two shapes,
+// because the reference engine evaluates an operator's argument before
+// looking at it: a list written in the rule (args, list=true) or any other
+// expression whose value becomes the argument (one).
+type node struct {
+	op   opcode
+	name string
+	lit  value
+
+	list bool
+	args []*node
+	one  *node
+
+	v    *varSpec
+	in   *inSet
+	sem  *semverArgs
+	frac *fracSpec
+}
+
+func (n *node) isConst() bool { return n.op == opConst }
+
+// argc is the number of arguments written in the rule, or -1 when the
+// argument is computed.
+func (n *node) argc() int {
+	if !n.list {
+		return -1
+	}
+	return len(n.args)
+}
+
+// compiler turns a decoded rule into nodes, once, when a flag set loads.
+type compiler struct {
+	version    fractional.Version
+	usesLegacy bool
+}
+
+// CompileError says why a targeting rule cannot be used.
+type CompileError struct {
+	Path string // where in the rule, e.g. "if[1].in"
+	Msg  string
+}
+
+func (e *CompileError) Error() string {
+	if e.Path == "" {
+		return e.Msg
+	}
+	return e.Path + ": " + e.Msg
+}
+
+func compileErr(at, format string, args ...any) error {
+	return &CompileError{Path: at, Msg: fmt.Sprintf(format, args...)}
+}
+
+func join(at, next string) string {
+	if at == "" {
+		return next
+	}
+	if strings.HasPrefix(next, "[") {
+		return at + next
+	}
+	return at + "." + next
+}
+
+// compile compiles raw in value position: objects are operations, arrays
+// are evaluated element by element, everything else is a constant.
+func (c *compiler) compile(raw any, at string) (*node, error) {
+	switch t := raw.(type) {
+	case map[string]any:
+		if len(t) != 1 {
+			// The reference engine treats an object with zero or several
+			// keys as data, not as an operation.
+			v, err := constValue(t)
+			if err != nil {
+				return nil, compileErr(at, "%v", err)
+			}
+			return &node{op: opConst, lit: v}, nil
+		}
+		for name, args := range t {
+			return c.compileOp(name, args, join(at, name))
+		}
+	case []any:
+		n := &node{op: opArray, list: true}
+		allConst := true
+		for i, el := range t {
+			child, err := c.compile(el, fmt.Sprintf("%s[%d]", at, i))
+			if err != nil {
+				return nil, err
+			}
+			n.args = append(n.args, child)
+			allConst = allConst && child.isConst()
+		}
+		if allConst {
+			vals := make([]value, len(n.args))
+			for i, a := range n.args {
+				vals[i] = a.lit
+			}
+			return &node{op: opConst, lit: arrVal(vals)}, nil
+		}
+		return n, nil
+	}
+	v, err := constValue(raw)
+	if err != nil {
+		return nil, compileErr(at, "%v", err)
+	}
+	return &node{op: opConst, lit: v}, nil
+}
+
+// compileArgs compiles an operator's argument in the two shapes it can take.
+func (c *compiler) compileArgs(n *node, raw any, at string) error {
+	if list, ok := raw.([]any); ok {
+		n.list = true
+		for i, el := range list {
+			child, err := c.compile(el, fmt.Sprintf("%s[%d]", at, i))
+			if err != nil {
+				return err
+			}
+			n.args = append(n.args, child)
+		}
+		return nil
+	}
+	one, err := c.compile(raw, at)
+	if err != nil {
+		return err
+	}
+	n.one = one
+	return nil
+}
+
+// needsList rejects operators whose argument the reference engine always
+// fails on when it is not a list: a constant that is not an array.
+func needsList(n *node, at string) error {
+	if n.list || !n.one.isConst() || n.one.lit.k == kArr {
+		return nil
+	}
+	return compileErr(at, "%s needs an array of arguments", n.name)
+}
+
+func (c *compiler) compileOp(name string, raw any, at string) (*node, error) {
+	if name == legacyFractional {
+		return c.compileLegacyFractional(raw, at)
+	}
+	op, ok := operators[name]
+	if !ok {
+		return nil, compileErr(at, "unknown operator %q", name)
+	}
+	n := &node{op: op, name: name}
+	switch op {
+	case opVar:
+		return n, c.compileVar(n, raw, at)
+	case opAnd, opOr, opIf, opMap, opFilter, opReduce, opAll, opSome, opNone:
+		return n, c.compileRawList(n, raw, at)
+	}
+	if err := c.compileArgs(n, raw, at); err != nil {
+		return nil, err
+	}
+	switch op {
+	case opEq, opNe, opLt, opLe, opGt, opGe, opSub, opMul, opDiv, opMod, opMin, opMax,
+		opSubstr, opIn, opMissingSome, opSet:
+		if err := needsList(n, at); err != nil {
+			return nil, err
+		}
+	case opCat:
+		if !n.list && n.one.isConst() && n.one.lit.k != kStr && n.one.lit.k != kArr {
+			return nil, compileErr(at, "cat needs a string or an array of arguments")
+		}
+	case opMissing:
+		if !n.list && n.one.isConst() && n.one.lit.k != kStr && n.one.lit.k != kArr {
+			return nil, compileErr(at, "missing needs a name or an array of names")
+		}
+	case opMerge:
+		if !n.list && n.one.isConst() && (n.one.lit.k == kNull || n.one.lit.isObject()) {
+			return nil, compileErr(at, "merge needs values to merge")
+		}
+	}
+	switch op {
+	case opIn:
+		n.in = precomputeIn(n)
+	case opSemVer:
+		n.sem = precomputeSemVer(n)
+	case opFractional:
+		spec, err := c.precomputeFractional(n, at)
+		if err != nil {
+			return nil, err
+		}
+		n.frac = spec
+	}
+	return n, nil
+}
+
+// compileRawList handles the operators that read their argument list as
+// written, before evaluating anything: the list is mandatory.
+func (c *compiler) compileRawList(n *node, raw any, at string) error {
+	list, ok := raw.([]any)
+	if !ok {
+		return compileErr(at, "%s needs an array of arguments", n.name)
+	}
+	n.list = true
+	for i, el := range list {
+		elAt := fmt.Sprintf("%s[%d]", at, i)
+		var child *node
+		var err error
+		switch {
+		case i == 0 && isIteration(n.op):
+			child, err = c.compileSubject(el, elAt)
+		case i == 2 && n.op == opReduce:
+			child, err = c.compileRaw(el, elAt)
+		default:
+			child, err = c.compile(el, elAt)
+		}
+		if err != nil {
+			return err
+		}
+		n.args = append(n.args, child)
+	}
+	switch n.op {
+	case opAll, opSome, opNone:
+		if len(list) == 0 {
+			return compileErr(at, "%s needs an array and a condition", n.name)
+		}
+	}
+	return nil
+}
+
+func isIteration(op opcode) bool {
+	switch op {
+	case opMap, opFilter, opReduce, opAll, opSome, opNone:
+		return true
+	}
+	return false
+}
+
+// compileSubject compiles the array an iteration walks. The reference
+// engine takes a literal array as it is written, without evaluating what is
+// inside, and evaluates an operation.
+func (c *compiler) compileSubject(raw any, at string) (*node, error) {
+	if _, ok := raw.(map[string]any); ok {
+		return c.compile(raw, at)
+	}
+	return c.compileRaw(raw, at)
+}
+
+// compileRaw keeps raw exactly as written unless it is an operation.
+func (c *compiler) compileRaw(raw any, at string) (*node, error) {
+	if _, ok := raw.(map[string]any); ok {
+		return c.compile(raw, at)
+	}
+	v, err := constValue(raw)
+	if err != nil {
+		return nil, compileErr(at, "%v", err)
+	}
+	return &node{op: opConst, lit: v}, nil
+}
+
+// varSpec is a var whose argument is known at load (the common case), or
+// the expression that computes it.
+type varSpec struct {
+	dyn    *node
+	mode   varMode
+	path   path
+	def    value
+	local  bool // "" and ".x" are never looked up in enclosing scopes
+	plain  bool // the path starts with a context attribute (not $flagd)
+	single bool // and has only that one segment
+}
+
+type varMode uint8
+
+const (
+	varPath varMode = iota
+	varData         // the data itself
+	varNull         // var of null: primitive data itself, else null
+)
+
+func (c *compiler) compileVar(n *node, raw any, at string) error {
+	argNode, err := c.compile(raw, at)
+	if err != nil {
+		return err
+	}
+	spec := &varSpec{}
+	n.v = spec
+	if !argNode.isConst() {
+		spec.dyn = argNode
+		return nil
+	}
+	arg := argNode.lit
+	if s, ok := raw.(string); ok && (s == "" || strings.HasPrefix(s, ".")) {
+		spec.local = true
+	}
+	switch arg.k {
+	case kNull:
+		spec.mode = varNull
+		return nil
+	case kNum:
+		arg = strVal(formatPlain(arg.n))
+	case kArr:
+		elems := arg.ref.([]value)
+		if len(elems) == 0 {
+			spec.mode = varData
+			return nil
+		}
+		if elems[0].k != kStr {
+			return compileErr(at, "var path must be a string")
+		}
+		if len(elems) == 2 {
+			spec.def = elems[1]
+		}
+		arg = elems[0]
+	case kStr:
+		if arg.str() == "" {
+			spec.mode = varData
+			return nil
+		}
+	default:
+		return compileErr(at, "var path must be a string, a number or [path, default]")
+	}
+	spec.path = splitPath(arg.str())
+	spec.plain = len(spec.path.parts) > 0 && spec.path.parts[0] != flagdKey
+	spec.single = spec.plain && len(spec.path.parts) == 1
+	return nil
+}
+
+// compileLegacyFractional rewrites {"fractionalEvaluation": ["prop", buckets…]}
+// as fractional bucketing by {"var": "prop"}.
+func (c *compiler) compileLegacyFractional(raw any, at string) (*node, error) {
+	list, ok := raw.([]any)
+	if !ok || len(list) == 0 {
+		return nil, compileErr(at, "%s needs a property name and buckets", legacyFractional)
+	}
+	prop, ok := list[0].(string)
+	if !ok {
+		return nil, compileErr(at, "%s: first argument must name a context property", legacyFractional)
+	}
+	c.usesLegacy = true
+	rewritten := append([]any{map[string]any{"var": prop}}, list[1:]...)
+	return c.compileOp("fractional", rewritten, at)
+}
+
+// constValue converts a decoded JSON constant into a value. Numbers parse as
+// float64 exactly as encoding/json would; one that does not fit is an
+// error, as it is for the reference engine's decoder.
+func constValue(raw any) (value, error) {
+	plain, err := plainJSON(raw)
+	if err != nil {
+		return null, err
+	}
+	switch t := plain.(type) {
+	case []any:
+		vals := make([]value, len(t))
+		for i, el := range t {
+			vals[i] = fromAny(el)
+		}
+		return arrVal(vals), nil
+	}
+	return fromAny(plain), nil
+}
+
+// plainJSON converts decoded JSON that may hold json.Number into the form
+// encoding/json produces by default (float64 numbers).
+func plainJSON(raw any) (any, error) {
+	switch t := raw.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(t), 64)
+		if err != nil || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("number %s is out of range", t)
+		}
+		return f, nil
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, v := range t {
+			pv, err := plainJSON(v)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = pv
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(t))
+		for i, v := range t {
+			pv, err := plainJSON(v)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = pv
+		}
+		return out, nil
+	case nil, bool, string, float64:
+		return t, nil
+	case int:
+		return float64(t), nil
+	case int64:
+		return float64(t), nil
+	case uint64:
+		return float64(t), nil
+	}
+	return nil, fmt.Errorf("unsupported value of type %T", raw)
+}

@@ -1,0 +1,180 @@
+package evaluator
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// decodeDocument parses a flag document, JSON or YAML, into plain decoded
+// values with numbers kept as json.Number so that nothing is rounded before
+// we know what a number is for. A document whose first significant
+// character is '{' is JSON (and its errors are reported as JSON errors);
+// anything else is read as YAML.
+func decodeDocument(doc []byte) (map[string]any, error) {
+	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
+	trimmed := bytes.TrimLeft(doc, " \t\r\n")
+	if len(trimmed) == 0 {
+		return nil, &DocumentError{Msg: "the document is empty"}
+	}
+	var raw any
+	var err error
+	if trimmed[0] == '{' || trimmed[0] == '[' {
+		raw, err = decodeJSON(doc)
+	} else {
+		raw, err = decodeYAML(doc)
+	}
+	if err != nil {
+		return nil, err
+	}
+	top, ok := raw.(map[string]any)
+	if !ok {
+		return nil, &DocumentError{Msg: fmt.Sprintf("the document is %s, not an object", jsonType(raw))}
+	}
+	return top, nil
+}
+
+func decodeJSON(doc []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil {
+		return nil, jsonSyntaxError(doc, err, dec.InputOffset())
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		off := dec.InputOffset()
+		line, col := lineCol(doc, off)
+		return nil, &SyntaxError{Format: "JSON", Line: line, Column: col, Msg: "unexpected data after the top-level value"}
+	}
+	return raw, nil
+}
+
+func jsonSyntaxError(doc []byte, err error, fallback int64) error {
+	off := fallback
+	msg := err.Error()
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		off = int64(len(doc))
+		msg = "unexpected end of document"
+	}
+	line, col := lineCol(doc, off)
+	return &SyntaxError{Format: "JSON", Line: line, Column: col, Msg: msg}
+}
+
+// lineCol turns a byte offset into a 1-based line and column (columns count
+// bytes; the offset is just past the offending byte for decoder errors).
+func lineCol(doc []byte, off int64) (int, int) {
+	if off > int64(len(doc)) {
+		off = int64(len(doc))
+	}
+	line, col := 1, 1
+	for _, c := range doc[:off] {
+		if c == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	if col > 1 {
+		col-- // point at the byte, not past it
+	}
+	return line, col
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+func decodeYAML(doc []byte) (any, error) {
+	var raw any
+	if err := yaml.Unmarshal(doc, &raw); err != nil {
+		line := 0
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			line, _ = strconv.Atoi(m[1])
+		}
+		return nil, &SyntaxError{Format: "YAML", Line: line, Msg: err.Error()}
+	}
+	return fromYAML(raw)
+}
+
+// fromYAML converts what the YAML decoder produces into the shapes the JSON
+// decoder produces, so that the rest of the loader sees one form.
+func fromYAML(x any) (any, error) {
+	switch t := x.(type) {
+	case nil, bool, string:
+		return t, nil
+	case int:
+		return json.Number(strconv.Itoa(t)), nil
+	case int64:
+		return json.Number(strconv.FormatInt(t, 10)), nil
+	case uint64:
+		return json.Number(strconv.FormatUint(t, 10)), nil
+	case float64:
+		if math.IsInf(t, 0) || math.IsNaN(t) {
+			return nil, &DocumentError{Msg: fmt.Sprintf("%v is not a JSON number", t)}
+		}
+		return json.Number(strconv.FormatFloat(t, 'g', -1, 64)), nil
+	case time.Time:
+		return t.Format(time.RFC3339Nano), nil
+	case []any:
+		out := make([]any, len(t))
+		for i, el := range t {
+			v, err := fromYAML(el)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, el := range t {
+			v, err := fromYAML(el)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = v
+		}
+		return out, nil
+	case map[any]any:
+		out := make(map[string]any, len(t))
+		for k, el := range t {
+			v, err := fromYAML(el)
+			if err != nil {
+				return nil, err
+			}
+			out[fmt.Sprint(k)] = v
+		}
+		return out, nil
+	}
+	return nil, &DocumentError{Msg: fmt.Sprintf("unsupported YAML value of type %T", x)}
+}
+
+// jsonType names the JSON type of a decoded value, for messages.
+func jsonType(x any) string {
+	switch x.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
+	case json.Number, float64:
+		return "a number"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("a %T", x)
+}

@@ -1,0 +1,249 @@
+package evaluator
+
+import (
+	"strconv"
+
+	"strings"
+)
+
+// env is the state of one evaluation. It lives on the caller's stack: the
+// evaluation reads the caller's context and the snapshot's enrichment in
+// place and never merges or copies them.
+type env struct {
+	fs  *FlagSet // the enrichment, the clock and the fractional version
+	f   *flag    // the flag being evaluated
+	ctx map[string]any
+
+	now    int64
+	nowSet bool
+	root   map[string]any // merged data, built only if a rule needs all of it
+
+	err error // first runtime error; the result is discarded when set
+
+	// cur is the data the rule is evaluated against: the root at first, an
+	// array element inside map, filter, all, some and none. Keeping it here
+	// rather than passing it along saves copying it into every call.
+	cur value
+
+	// The scopes opened by enclosing iterations, outermost first: the
+	// reference engine substitutes vars found there into an iteration's
+	// condition before running it (its solveVars), so they win over the
+	// element being visited. Most rules have no iteration, so the stack is
+	// only allocated by the first one.
+	scopes []value
+	base   int // scopes below base are hidden from the current evaluation
+}
+
+func (e *env) pushScope(d value) { e.scopes = append(e.scopes, d) }
+
+func (e *env) popScope(n int) { e.scopes = e.scopes[:len(e.scopes)-n] }
+
+// hideScopes makes the next evaluation see no enclosing scopes; the caller
+// restores e.base to the returned value.
+func (e *env) hideScopes() int {
+	saved := e.base
+	e.base = len(e.scopes)
+	return saved
+}
+
+// fail records a runtime error. Evaluation carries on with null (there are
+// no side effects to protect) and the caller checks err at the end.
+func (e *env) fail(err error) value {
+	if e.err == nil {
+		e.err = err
+	}
+	return null
+}
+
+func (e *env) timestamp() int64 {
+	if !e.nowSet {
+		e.now = e.fs.clock().Unix()
+		e.nowSet = true
+	}
+	return e.now
+}
+
+// rootGet looks a top-level key up through the layers: $flagd first, then
+// the enrichment, then the caller's context.
+func (e *env) rootGet(key string) value {
+	if key == flagdKey {
+		return value{k: kFlagd}
+	}
+	return e.attr(key)
+}
+
+// attr looks up a top-level key other than $flagd.
+func (e *env) attr(key string) value {
+	return fromAny(e.attrRaw(key))
+}
+
+// rootMap is the data as one map, for the rare rules that use all of it
+// ({"var": ""}, or a result that is the data object itself).
+func (e *env) rootMap() map[string]any {
+	if e.root == nil {
+		m := make(map[string]any, len(e.ctx)+len(e.fs.enrich)+1)
+		for k, v := range e.ctx {
+			m[k] = v
+		}
+		for k, v := range e.fs.enrich {
+			m[k] = v
+		}
+		m[flagdKey] = map[string]any{"flagKey": e.f.key, "timestamp": float64(e.timestamp())}
+		e.root = m
+	}
+	return e.root
+}
+
+const (
+	flagdKey        = "$flagd"
+	targetingKeyKey = "targetingKey"
+)
+
+// child steps from v into one path segment the way the reference engine's
+// var does: objects by key, arrays by the segment read as a number
+// (badly formed numbers read as 0). ok is false when the step is impossible
+// or lands outside an array, which makes var answer its default.
+func (e *env) child(v value, part string, idx int) (value, bool) {
+	switch v.k {
+	case kRoot:
+		return e.rootGet(part), true
+	case kObj:
+		return objGet(v, part), true
+	case kFlagd:
+		switch part {
+		case "flagKey":
+			return e.f.keyVal, true
+		case "timestamp":
+			return numVal(float64(e.timestamp())), true
+		}
+		return null, true
+	case kReduce:
+		return v.ref.(*reduceState).get(part), true
+	case kArr:
+		if idx < 0 || idx >= arrLen(v) {
+			return null, false
+		}
+		return arrAt(v, idx), true
+	}
+	return null, false
+}
+
+// path is a var path split once, at load, with each segment's array index
+// precomputed.
+type path struct {
+	parts []string
+	idx   []int
+}
+
+func splitPath(s string) path {
+	var p path
+	for _, part := range strings.Split(s, ".") {
+		if part == "" {
+			continue
+		}
+		f, _ := strconv.ParseFloat(part, 64)
+		p.parts = append(p.parts, part)
+		p.idx = append(p.idx, toInt(f))
+	}
+	return p
+}
+
+// walk follows p from data; def is answered for anything missing or null.
+func (e *env) walk(data value, p *path, def value) value {
+	if data.k == kNull {
+		return def
+	}
+	return e.walkFrom(data, p, 0, def)
+}
+
+// walkFrom follows p from its segment i on.
+func (e *env) walkFrom(cur value, p *path, i int, def value) value {
+	for ; i < len(p.parts); i++ {
+		if m, ok := cur.ref.(map[string]any); ok {
+			return e.walkRaw(m[p.parts[i]], p, i+1, def)
+		}
+		next, ok := e.child(cur, p.parts[i], p.idx[i])
+		if !ok || next.k == kNull {
+			return def
+		}
+		cur = next
+	}
+	return cur
+}
+
+// walkRaw follows p from segment i on, starting at a context value x.
+// Objects from a context are mostly map[string]any: stepping through them
+// as they are is cheaper than making a value of each level.
+func (e *env) walkRaw(x any, p *path, i int, def value) value {
+	for ; i < len(p.parts); i++ {
+		m, ok := x.(map[string]any)
+		if !ok {
+			if x == nil {
+				return def
+			}
+			return e.walkFrom(fromAny(x), p, i, def)
+		}
+		x = m[p.parts[i]]
+	}
+	if x == nil {
+		return def
+	}
+	return fromAny(x)
+}
+
+// attrRaw is attr without the conversion.
+func (e *env) attrRaw(key string) any {
+	if e.fs.enrich != nil {
+		if v, ok := e.fs.enrich[key]; ok {
+			return v
+		}
+	}
+	return e.ctx[key]
+}
+
+// getVar is the reference engine's var applied to an already evaluated
+// argument: a path string, a number (read as its decimal text), or
+// [path, default]. The second result is false when the argument is of a
+// shape the reference engine fails on.
+func (e *env) getVar(arg value, data value) (value, bool) {
+	var def value
+	switch arg.k {
+	case kNull:
+		switch data.k {
+		case kBool, kNum, kStr:
+			return data, true
+		}
+		return null, true
+	case kStr:
+		if arg.str() == "" {
+			return data, true
+		}
+	case kNum:
+		arg = strVal(formatPlain(arg.n))
+	case kArr:
+		n := arrLen(arg)
+		if n == 0 {
+			return data, true
+		}
+		if n == 2 {
+			def = arrAt(arg, 1)
+		}
+		first := arrAt(arg, 0)
+		if first.k != kStr {
+			return null, false
+		}
+		arg = first
+	default:
+		// Booleans and objects only fail once they are split as a path, which
+		// the reference engine never reaches for null data.
+		if data.k == kNull {
+			return null, true
+		}
+		return null, false
+	}
+	if data.k == kNull {
+		return def, true
+	}
+	p := splitPath(arg.str())
+	return e.walk(data, &p, def), true
+}

@@ -1,0 +1,119 @@
+package evaluator
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ErrorCode classifies why a resolution failed. The provider maps each code
+// to the OpenFeature error of the same name.
+type ErrorCode uint8
+
+const (
+	// CodeFlagNotFound: no flag has the requested key.
+	CodeFlagNotFound ErrorCode = iota + 1
+	// CodeParseError: the flag's definition or targeting rule cannot be used.
+	CodeParseError
+	// CodeTypeMismatch: the variant's value is not of the requested type.
+	CodeTypeMismatch
+	// CodeGeneral: targeting produced something that names no variant.
+	CodeGeneral
+)
+
+var codeNames = [...]string{
+	CodeFlagNotFound: "FLAG_NOT_FOUND",
+	CodeParseError:   "PARSE_ERROR",
+	CodeTypeMismatch: "TYPE_MISMATCH",
+	CodeGeneral:      "GENERAL",
+}
+
+// String is the OpenFeature spelling of the code.
+func (c ErrorCode) String() string {
+	if int(c) < len(codeNames) && codeNames[c] != "" {
+		return codeNames[c]
+	}
+	return fmt.Sprintf("ErrorCode(%d)", uint8(c))
+}
+
+// Error is a failed resolution. Code says what kind of failure it is; callers
+// switch on it rather than on the message.
+type Error struct {
+	Code ErrorCode
+	Flag string // the flag key, when the error concerns one flag
+	Msg  string
+	Err  error // the underlying cause, if any
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Flag != "" {
+		b.WriteString("flag ")
+		b.WriteString(fmt.Sprintf("%q", e.Flag))
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	if e.Err != nil {
+		if e.Msg != "" {
+			b.WriteString(": ")
+		}
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrFlagNotFound is the error of every resolution of a key the flag set
+// does not have. It is shared, so it does not name the key.
+var ErrFlagNotFound = &Error{Code: CodeFlagNotFound, Msg: "flag not found"}
+
+// SyntaxError is a flag document that is not valid JSON or YAML. Line and
+// Column are 1-based; Column is 0 when the YAML parser does not report one.
+type SyntaxError struct {
+	Format string // "JSON" or "YAML"
+	Line   int
+	Column int
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	if e.Column > 0 {
+		return fmt.Sprintf("invalid %s at line %d, column %d: %s", e.Format, e.Line, e.Column, e.Msg)
+	}
+	if e.Line > 0 {
+		return fmt.Sprintf("invalid %s at line %d: %s", e.Format, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("invalid %s: %s", e.Format, e.Msg)
+}
+
+// DocumentError is a well-formed document that is not a flag set (no
+// "flags", or parts of the wrong type).
+type DocumentError struct {
+	Msg string
+}
+
+func (e *DocumentError) Error() string { return "not a flag set: " + e.Msg }
+
+// FlagProblem is a problem confined to one flag. Outside strict mode the
+// flag answers PARSE_ERROR and the rest of the flag set loads.
+type FlagProblem struct {
+	Flag string
+	Err  error
+}
+
+func (p FlagProblem) Error() string { return fmt.Sprintf("flag %q: %v", p.Flag, p.Err) }
+
+// ValidationError is the strict mode's rejection of a whole document
+// because of problems in individual flags.
+type ValidationError struct {
+	Problems []FlagProblem
+}
+
+func (e *ValidationError) Error() string {
+	msgs := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		msgs[i] = p.Error()
+	}
+	return fmt.Sprintf("%d invalid flag(s): %s", len(e.Problems), strings.Join(msgs, "; "))
+}

@@ -1,0 +1,519 @@
+package evaluator
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/flagsnap/flagsnap/fractional"
+)
+
+// FlagSet is a compiled, immutable flag set. It is safe for concurrent use:
+// every method only reads it.
+type FlagSet struct {
+	flags    map[string]*flag
+	metadata map[string]any
+	problems []FlagProblem
+	version  fractional.Version
+	clock    func() time.Time
+	enrich   map[string]any
+}
+
+// flag is one compiled flag.
+type flag struct {
+	key         string
+	keyVal      value // the key as a value, for $flagd.flagKey
+	disabled    bool
+	variants    map[string]int
+	vals        []variant
+	defaultIdx  int // -1: no default variant
+	rule        *node
+	broken      *Error
+	metadata    map[string]any // flag metadata over flag-set metadata
+	fingerprint [sha256.Size]byte
+	static      outcome // the answer when there is nothing to evaluate
+	// fixed is the default variant of an enabled, valid flag without
+	// targeting: the typed accessors answer it without further checks.
+	fixed *variant
+}
+
+// variant is one variant value, prepared for every typed accessor.
+type variant struct {
+	name  string
+	k     kind // kBool, kNum, kStr, kObj (objects and arrays) or kNull
+	b     bool
+	s     string
+	f     float64
+	i     int64
+	intOK bool // the number is a whole number that fits int64 exactly
+	obj   any  // objects and arrays, in plain JSON form
+}
+
+// Option configures how a flag set is loaded.
+type Option func(*config)
+
+type config struct {
+	version fractional.Version
+	strict  bool
+	logger  *slog.Logger
+	clock   func() time.Time
+}
+
+// WithFractionalVersion selects the bucketing of the fractional operator
+// (fractional.V2 by default, which is what flagd uses today).
+func WithFractionalVersion(v fractional.Version) Option {
+	return func(c *config) { c.version = v }
+}
+
+// WithStrict rejects the whole document when any flag has a problem, as
+// flagd does, instead of loading the other flags.
+func WithStrict() Option {
+	return func(c *config) { c.strict = true }
+}
+
+// WithLogger receives the load-time warnings: broken flags, dropped
+// metadata, deprecated operators. Nothing is logged without it.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
+// WithClock sets the clock behind $flagd.timestamp (time.Now by default).
+func WithClock(now func() time.Time) Option {
+	return func(c *config) {
+		if now != nil {
+			c.clock = now
+		}
+	}
+}
+
+// Load parses and compiles a flag document (JSON or YAML). A document that
+// is not a flag set is an error (*SyntaxError, *DocumentError). A problem
+// confined to one flag only breaks that flag, unless WithStrict was given,
+// in which case the error is a *ValidationError.
+func Load(doc []byte, opts ...Option) (*FlagSet, error) {
+	cfg := config{
+		version: fractional.V2,
+		logger:  slog.New(slog.DiscardHandler),
+		clock:   time.Now,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if !cfg.version.Valid() {
+		return nil, fmt.Errorf("invalid fractional version %v", cfg.version)
+	}
+	top, err := decodeDocument(doc)
+	if err != nil {
+		return nil, err
+	}
+	l := loader{cfg: cfg}
+	set, err := l.load(top)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.strict && len(set.problems) > 0 {
+		return nil, &ValidationError{Problems: set.problems}
+	}
+	ctx := context.Background()
+	for _, p := range set.problems {
+		cfg.logger.LogAttrs(ctx, slog.LevelError, "flag cannot be evaluated", slog.String("flag", p.Flag), slog.String("error", p.Err.Error()))
+	}
+	for _, w := range l.warnings {
+		cfg.logger.LogAttrs(ctx, slog.LevelWarn, w.msg, slog.String("flag", w.flag))
+	}
+	return set, nil
+}
+
+type warning struct{ flag, msg string }
+
+type loader struct {
+	cfg        config
+	evaluators map[string]any
+	warnings   []warning
+}
+
+func (l *loader) warn(flag, msg string) {
+	l.warnings = append(l.warnings, warning{flag: flag, msg: msg})
+}
+
+func (l *loader) load(top map[string]any) (*FlagSet, error) {
+	set := &FlagSet{
+		flags:   map[string]*flag{},
+		version: l.cfg.version,
+		clock:   l.cfg.clock,
+	}
+	if raw, ok := top["$evaluators"]; ok && raw != nil {
+		evs, ok := raw.(map[string]any)
+		if !ok {
+			return nil, &DocumentError{Msg: fmt.Sprintf(`"$evaluators" is %s, not an object`, jsonType(raw))}
+		}
+		l.evaluators = evs
+	}
+	set.metadata = l.metadata("", top["metadata"])
+
+	defs, err := flagDefinitions(top)
+	if err != nil {
+		return nil, err
+	}
+	for _, def := range defs {
+		if def.problem != nil {
+			set.problems = append(set.problems, FlagProblem{Flag: def.key, Err: def.problem})
+			continue
+		}
+		f := l.compileFlag(def.key, def.raw, set.metadata)
+		if f.broken != nil {
+			set.problems = append(set.problems, FlagProblem{Flag: def.key, Err: f.broken.Err})
+		}
+		set.flags[def.key] = f
+	}
+	return set, nil
+}
+
+type flagDef struct {
+	key     string
+	raw     any
+	problem error
+}
+
+// flagDefinitions lists the flags of the document, which may be an object
+// keyed by flag key or an array of objects that carry their "key".
+func flagDefinitions(top map[string]any) ([]flagDef, error) {
+	raw, ok := top["flags"]
+	if !ok {
+		return nil, &DocumentError{Msg: `"flags" is missing`}
+	}
+	switch t := raw.(type) {
+	case map[string]any:
+		keys := slices.Sorted(maps.Keys(t))
+		defs := make([]flagDef, len(keys))
+		for i, k := range keys {
+			defs[i] = flagDef{key: k, raw: t[k]}
+		}
+		return defs, nil
+	case []any:
+		defs := make([]flagDef, 0, len(t))
+		seen := map[string]int{}
+		for i, el := range t {
+			obj, _ := el.(map[string]any)
+			key, _ := obj["key"].(string)
+			if key == "" {
+				defs = append(defs, flagDef{key: fmt.Sprintf("flags[%d]", i), problem: fmt.Errorf(`flag entry has no "key"`)})
+				continue
+			}
+			if j, dup := seen[key]; dup {
+				defs[j].problem = fmt.Errorf("flag key is defined more than once")
+				continue
+			}
+			seen[key] = len(defs)
+			defs = append(defs, flagDef{key: key, raw: el})
+		}
+		return defs, nil
+	}
+	return nil, &DocumentError{Msg: fmt.Sprintf(`"flags" is %s, not an object or an array`, jsonType(raw))}
+}
+
+// metadata keeps the string, number and boolean entries of a metadata
+// object; whole numbers become int64 and others float64, so that the
+// OpenFeature accessors GetInt and GetFloat both work.
+func (l *loader) metadata(flag string, raw any) map[string]any {
+	if raw == nil {
+		return nil
+	}
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		l.warn(flag, fmt.Sprintf("metadata is %s, not an object; ignored", jsonType(raw)))
+		return nil
+	}
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		switch t := v.(type) {
+		case string, bool:
+			out[k] = t
+		case json.Number:
+			if i, err := strconv.ParseInt(string(t), 10, 64); err == nil {
+				out[k] = i
+			} else if f, err := strconv.ParseFloat(string(t), 64); err == nil {
+				out[k] = f
+			} else {
+				l.warn(flag, fmt.Sprintf("metadata %q: number %s is out of range; ignored", k, t))
+			}
+		default:
+			l.warn(flag, fmt.Sprintf("metadata %q is %s; only strings, numbers and booleans are kept", k, jsonType(v)))
+		}
+	}
+	return out
+}
+
+func (l *loader) compileFlag(key string, raw any, setMeta map[string]any) *flag {
+	f := &flag{key: key, keyVal: strVal(key), defaultIdx: -1}
+	def, ok := raw.(map[string]any)
+	if !ok {
+		return f.breakWith(fmt.Errorf("definition is %s, not an object", jsonType(raw)))
+	}
+	flagMeta := l.metadata(key, def["metadata"])
+	if len(setMeta)+len(flagMeta) > 0 {
+		f.metadata = make(map[string]any, len(setMeta)+len(flagMeta))
+		maps.Copy(f.metadata, setMeta)
+		maps.Copy(f.metadata, flagMeta)
+	}
+	switch state := def["state"]; state {
+	case "ENABLED":
+	case "DISABLED":
+		f.disabled = true
+	default:
+		l.warn(key, fmt.Sprintf(`state should be "ENABLED" or "DISABLED", not %v; treated as ENABLED`, state))
+	}
+
+	targeting, refErr := l.resolveRefs(def["targeting"])
+	if refErr != nil {
+		f.fingerprint = fingerprint(def, def["targeting"], f.metadata)
+	} else {
+		f.fingerprint = fingerprint(def, targeting, f.metadata)
+	}
+	if err := f.setVariants(def["variants"]); err != nil {
+		return f.breakWith(err)
+	}
+	if err := f.setDefault(def["defaultVariant"]); err != nil {
+		return f.breakWith(err)
+	}
+	if refErr != nil {
+		return f.breakWith(refErr)
+	}
+	if err := l.setRule(f, targeting); err != nil {
+		return f.breakWith(err)
+	}
+	f.static = f.defaultOutcome(ReasonStatic)
+	if f.rule == nil && !f.disabled && f.defaultIdx >= 0 {
+		f.fixed = &f.vals[f.defaultIdx]
+	}
+	return f
+}
+
+func (f *flag) breakWith(err error) *flag {
+	f.broken = &Error{Code: CodeParseError, Flag: f.key, Err: err}
+	return f
+}
+
+func (f *flag) setVariants(raw any) error {
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		if raw == nil {
+			return fmt.Errorf(`"variants" is missing`)
+		}
+		return fmt.Errorf(`"variants" is %s, not an object`, jsonType(raw))
+	}
+	if len(obj) == 0 {
+		return fmt.Errorf(`"variants" is empty`)
+	}
+	names := slices.Sorted(maps.Keys(obj))
+	f.variants = make(map[string]int, len(names))
+	f.vals = make([]variant, len(names))
+	for i, name := range names {
+		v, err := newVariant(name, obj[name])
+		if err != nil {
+			return err
+		}
+		if i > 0 && v.k != f.vals[0].k {
+			return fmt.Errorf("variants mix types: %q is %s, %q is %s", names[0], kindName(f.vals[0].k), name, kindName(v.k))
+		}
+		f.vals[i] = v
+		f.variants[name] = i
+	}
+	return nil
+}
+
+func newVariant(name string, raw any) (variant, error) {
+	v := variant{name: name}
+	switch t := raw.(type) {
+	case nil:
+		v.k = kNull
+	case bool:
+		v.k, v.b = kBool, t
+	case string:
+		v.k, v.s = kStr, t
+	case json.Number:
+		f, err := strconv.ParseFloat(string(t), 64)
+		if err != nil || math.IsInf(f, 0) {
+			return v, fmt.Errorf("variant %q: number %s is out of range", name, t)
+		}
+		v.k, v.f = kNum, f
+		v.i, v.intOK = exactInt(string(t))
+	case map[string]any, []any:
+		obj, err := plainJSON(t)
+		if err != nil {
+			return v, fmt.Errorf("variant %q: %w", name, err)
+		}
+		v.k, v.obj = kObj, obj
+	default:
+		return v, fmt.Errorf("variant %q has unsupported type %T", name, raw)
+	}
+	return v, nil
+}
+
+// exactInt reads a JSON number as int64 when it is a whole number in range,
+// judged on its exact decimal value (10.0 and 1e3 are whole; 3.14 and
+// 9223372036854775808 are not).
+func exactInt(text string) (int64, bool) {
+	if i, err := strconv.ParseInt(text, 10, 64); err == nil {
+		return i, true
+	}
+	r, ok := new(big.Rat).SetString(text)
+	if !ok || !r.IsInt() || !r.Num().IsInt64() {
+		return 0, false
+	}
+	return r.Num().Int64(), true
+}
+
+func kindName(k kind) string {
+	switch k {
+	case kBool:
+		return "a boolean"
+	case kNum:
+		return "a number"
+	case kStr:
+		return "a string"
+	case kObj:
+		return "an object"
+	}
+	return "null"
+}
+
+func (f *flag) setDefault(raw any) error {
+	switch t := raw.(type) {
+	case nil:
+		return nil
+	case string:
+		i, ok := f.variants[t]
+		if !ok {
+			return fmt.Errorf("defaultVariant %q is not one of the variants", t)
+		}
+		f.defaultIdx = i
+		return nil
+	}
+	return fmt.Errorf("defaultVariant is %s, not a string", jsonType(raw))
+}
+
+func (l *loader) setRule(f *flag, targeting any) error {
+	if targeting == nil {
+		return nil
+	}
+	if obj, ok := targeting.(map[string]any); ok && len(obj) == 0 {
+		return nil
+	}
+	c := compiler{version: l.cfg.version}
+	rule, err := c.compile(targeting, "targeting")
+	if err != nil {
+		return err
+	}
+	if c.usesLegacy {
+		l.warn(f.key, `"fractionalEvaluation" is deprecated; use "fractional"`)
+	}
+	f.rule = rule
+	return nil
+}
+
+// resolveRefs replaces {"$ref": "name"} with the named entry of
+// $evaluators. The substitution is structural, so spacing in the document
+// does not matter; substituted rules are not searched again (no nested
+// $ref).
+func (l *loader) resolveRefs(raw any) (any, error) {
+	switch t := raw.(type) {
+	case map[string]any:
+		if name, ok := t["$ref"].(string); ok {
+			ev, found := l.evaluators[name]
+			if !found {
+				return nil, fmt.Errorf("$ref %q names no entry of $evaluators", name)
+			}
+			if len(t) == 1 {
+				return ev, nil
+			}
+			body, ok := ev.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("$ref %q is used inside an object but is not an object", name)
+			}
+			merged := make(map[string]any, len(t)-1+len(body))
+			for k, v := range t {
+				if k == "$ref" {
+					continue
+				}
+				r, err := l.resolveRefs(v)
+				if err != nil {
+					return nil, err
+				}
+				merged[k] = r
+			}
+			maps.Copy(merged, body)
+			return merged, nil
+		}
+		out := make(map[string]any, len(t))
+		for k, v := range t {
+			r, err := l.resolveRefs(v)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = r
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(t))
+		for i, v := range t {
+			r, err := l.resolveRefs(v)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = r
+		}
+		return out, nil
+	}
+	return raw, nil
+}
+
+// fingerprint summarises everything that changes how a flag evaluates, in
+// a form that ignores key order, spacing and number spelling (1 and 1.0),
+// so that rewriting a file without changing its meaning is not a change.
+func fingerprint(def map[string]any, targeting any, meta map[string]any) [sha256.Size]byte {
+	b, _ := json.Marshal(canonical(map[string]any{
+		"state":          def["state"],
+		"variants":       def["variants"],
+		"defaultVariant": def["defaultVariant"],
+		"targeting":      targeting,
+		"metadata":       meta,
+	}))
+	return sha256.Sum256(b)
+}
+
+func canonical(x any) any {
+	switch t := x.(type) {
+	case json.Number:
+		if i, ok := exactInt(string(t)); ok {
+			return i
+		}
+		f, _ := strconv.ParseFloat(string(t), 64)
+		return f
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, v := range t {
+			out[k] = canonical(v)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, v := range t {
+			out[i] = canonical(v)
+		}
+		return out
+	}
+	return x
+}

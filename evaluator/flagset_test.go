@@ -1,0 +1,320 @@
+package evaluator
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func mustLoad(t *testing.T, doc string, opts ...Option) *FlagSet {
+	t.Helper()
+	set, err := Load([]byte(doc), opts...)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	return set
+}
+
+func TestLoadFlagsObjectArrayAndYAML(t *testing.T) {
+	docs := map[string]string{
+		"object": `{"flags": {
+			"a": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"},
+			"b": {"state": "ENABLED", "variants": {"x": "X", "y": "Y"}, "defaultVariant": "y",
+			      "targeting": {"if": [{"==": [{"var": "k"}, 1]}, "x"]}}}}`,
+		"array": `{"flags": [
+			{"key": "a", "state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"},
+			{"key": "b", "state": "ENABLED", "variants": {"x": "X", "y": "Y"}, "defaultVariant": "y",
+			 "targeting": {"if": [{"==": [{"var": "k"}, 1]}, "x"]}}]}`,
+		"yaml": `
+flags:
+  a:
+    state: ENABLED
+    variants: {on: true, off: false}
+    defaultVariant: "on"
+  b:
+    state: ENABLED
+    variants:
+      x: X
+      y: Y
+    defaultVariant: y
+    targeting:
+      if:
+        - "==": [{var: k}, 1]
+        - x
+`,
+	}
+	for name, doc := range docs {
+		t.Run(name, func(t *testing.T) {
+			set := mustLoad(t, doc)
+			if got := set.Keys(); !slices.Equal(got, []string{"a", "b"}) {
+				t.Fatalf("keys %v", got)
+			}
+			if r := set.ResolveBool("a", false, nil); !r.Value || r.Reason != ReasonStatic {
+				t.Errorf("a: %+v", r)
+			}
+			if r := set.ResolveString("b", "", map[string]any{"k": 1}); r.Value != "X" || r.Reason != ReasonTargetingMatch {
+				t.Errorf("b matched: %+v", r)
+			}
+			if r := set.ResolveString("b", "", map[string]any{"k": 2}); r.Value != "Y" || r.Reason != ReasonDefault {
+				t.Errorf("b default: %+v", r)
+			}
+		})
+	}
+}
+
+func TestLoadRejectsDocumentsThatAreNotFlagSets(t *testing.T) {
+	cases := []struct {
+		name, doc string
+		syntax    *SyntaxError // nil: expect a *DocumentError
+	}{
+		{"empty", "  \n", nil},
+		{"no flags", `{"metadata": {}}`, nil},
+		{"flags wrong type", `{"flags": "abc"}`, nil},
+		{"top-level array", `[{"key": "a"}]`, nil},
+		{"evaluators wrong type", `{"$evaluators": [], "flags": {}}`, nil},
+		{"yaml scalar", `just text`, nil},
+		{"bad JSON", "{\n  \"flags\": {\n    \"a\": {\"state\": \"ENABLED\",,}\n  }\n}", &SyntaxError{Format: "JSON", Line: 3, Column: 30}},
+		{"truncated JSON", "{\"flags\": {\"a\": ", &SyntaxError{Format: "JSON", Line: 1, Column: 16}},
+		{"trailing data", "{\"flags\": {}}\n}", &SyntaxError{Format: "JSON", Line: 2, Column: 1}},
+		// The YAML parser's own line numbers are passed on as they are.
+		{"bad YAML", "flags:\n  a: 1\n\tb: 2\n", &SyntaxError{Format: "YAML", Line: 2}},
+		{"duplicate YAML key", "flags:\n  a: 1\n  a: 2\n", &SyntaxError{Format: "YAML"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			set, err := Load([]byte(c.doc))
+			if set != nil || err == nil {
+				t.Fatalf("loaded %v, want an error", set)
+			}
+			if c.syntax == nil {
+				var de *DocumentError
+				if !errors.As(err, &de) {
+					t.Fatalf("got %T %v, want *DocumentError", err, err)
+				}
+				return
+			}
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("got %T %v, want *SyntaxError", err, err)
+			}
+			if se.Format != c.syntax.Format || (c.syntax.Line != 0 && se.Line != c.syntax.Line) || (c.syntax.Column != 0 && se.Column != c.syntax.Column) {
+				t.Errorf("got %s at %d:%d, want %s at %d:%d (%v)", se.Format, se.Line, se.Column, c.syntax.Format, c.syntax.Line, c.syntax.Column, err)
+			}
+			if c.syntax.Line != 0 && !strings.Contains(err.Error(), "line") {
+				t.Errorf("message %q does not give the line", err)
+			}
+		})
+	}
+}
+
+// brokenDoc has one good flag and one flag for each problem confined to a
+// flag.
+const brokenDoc = `{
+  "$evaluators": {"staff": {"ends_with": [{"var": "email"}, "@example.com"]},
+                  "outsider": {"!": [{"$ref": "staff"}]}},
+  "flags": {
+    "good": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on",
+             "targeting": {"if": [{"$ref": "staff"}, "off"]}},
+    "unknown-ref": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on",
+                    "targeting": {"if": [{"$ref": "nobody"}, "on"]}},
+    "unknown-operator": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on",
+                         "targeting": {"regex": [{"var": "email"}, ".*"]}},
+    "bad-weights": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
+                    "targeting": {"fractional": [["a", 50.5], ["b", 49.5]]}},
+    "weights-too-large": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
+                          "targeting": {"fractional": [["a", 2147483647], ["b", 1]]}},
+    "bad-default": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "maybe"},
+    "mixed-types": {"state": "ENABLED", "variants": {"on": true, "text": "yes"}, "defaultVariant": "on"},
+    "no-variants": {"state": "ENABLED", "defaultVariant": "on"},
+    "not-an-object": 42,
+    "nested-ref": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on",
+                   "targeting": {"$ref": "outsider"}},
+    "bad-var": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on",
+                "targeting": {"if": [{"var": [1]}, "on"]}}
+  }
+}`
+
+func TestProblemsBreakOnlyTheirFlag(t *testing.T) {
+	var logs bytes.Buffer
+	set := mustLoad(t, brokenDoc, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+
+	broken := map[string]bool{}
+	for _, p := range set.Problems() {
+		broken[p.Flag] = true
+		if p.Err == nil {
+			t.Errorf("%s: problem without a cause", p.Flag)
+		}
+		if n := strings.Count(logs.String(), "flag="+p.Flag+" "); n != 1 {
+			t.Errorf("%s logged %d times, want once:\n%s", p.Flag, n, logs.String())
+		}
+	}
+	want := []string{"bad-default", "bad-var", "bad-weights", "mixed-types", "nested-ref", "no-variants",
+		"not-an-object", "unknown-operator", "unknown-ref", "weights-too-large"}
+	if got := slices.Sorted(func(yield func(string) bool) {
+		for k := range broken {
+			if !yield(k) {
+				return
+			}
+		}
+	}); !slices.Equal(got, want) {
+		t.Fatalf("broken flags %v, want %v", got, want)
+	}
+	for _, key := range want {
+		r := set.ResolveBool(key, true, nil)
+		if r.Value != true || r.Reason != ReasonError || r.Err == nil || r.Err.Code != CodeParseError {
+			t.Errorf("%s: %+v, want PARSE_ERROR with the default", key, r)
+		}
+	}
+	if r := set.ResolveBool("good", true, map[string]any{"email": "ada@example.com"}); r.Value || r.Reason != ReasonTargetingMatch {
+		t.Errorf("good flag: %+v", r)
+	}
+}
+
+func TestStrictModeRejectsTheDocument(t *testing.T) {
+	_, err := Load([]byte(brokenDoc), WithStrict())
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("got %v, want *ValidationError", err)
+	}
+	if len(ve.Problems) != 10 || !strings.Contains(err.Error(), "unknown-ref") {
+		t.Errorf("problems %d: %v", len(ve.Problems), err)
+	}
+	if _, err := Load([]byte(`{"flags": {"a": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"}}}`), WithStrict()); err != nil {
+		t.Errorf("strict mode rejected a valid document: %v", err)
+	}
+}
+
+func TestRefIgnoresSpacing(t *testing.T) {
+	doc := `{"$evaluators": {"is_ada": {"==": ["ada@example.com", {"var": ["email"]}]}},
+	  "flags": {
+	    "compact": {"state": "ENABLED", "variants": {"hi": "hi", "bye": "bye"}, "defaultVariant": "bye", "targeting": {"if": [{"$ref":"is_ada"}, "hi", "bye"]}},
+	    "after": {"state": "ENABLED", "variants": {"hi": "hi", "bye": "bye"}, "defaultVariant": "bye", "targeting": {"if": [{"$ref": "is_ada"}, "hi", "bye"]}},
+	    "around": {"state": "ENABLED", "variants": {"hi": "hi", "bye": "bye"}, "defaultVariant": "bye", "targeting": {"if": [{ "$ref" :  "is_ada" }, "hi", "bye"]}}}}`
+	set := mustLoad(t, doc)
+	for _, key := range set.Keys() {
+		for email, want := range map[string]string{"ada@example.com": "hi", "bob@example.com": "bye"} {
+			r := set.ResolveString(key, "fallback", map[string]any{"email": email})
+			if r.Value != want || r.Reason != ReasonTargetingMatch {
+				t.Errorf("%s, %s: %+v, want %s", key, email, r, want)
+			}
+		}
+	}
+}
+
+func TestMetadata(t *testing.T) {
+	set := mustLoad(t, `{
+	  "metadata": {"flagSetId": "shop", "team": "checkout", "version": 2, "weight": 2.5, "live": true, "nested": {"x": 1}},
+	  "flags": {
+	    "plain": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"},
+	    "own": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on",
+	            "metadata": {"team": "growth", "ratio": 0.1, "count": 10, "bad": [1]}},
+	    "off": {"state": "DISABLED", "variants": {"on": true}, "defaultVariant": "on", "metadata": {"why": "paused"}},
+	    "broken": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "nope", "metadata": {"owner": "me"}}
+	  }}`)
+	setMeta := map[string]any{"flagSetId": "shop", "team": "checkout", "version": int64(2), "weight": 2.5, "live": true}
+	if !sameMap(set.Metadata(), setMeta) {
+		t.Errorf("flag-set metadata %v", set.Metadata())
+	}
+	cases := map[string]map[string]any{
+		"plain":   setMeta,
+		"own":     {"flagSetId": "shop", "team": "growth", "version": int64(2), "weight": 2.5, "live": true, "ratio": 0.1, "count": int64(10)},
+		"off":     {"flagSetId": "shop", "team": "checkout", "version": int64(2), "weight": 2.5, "live": true, "why": "paused"},
+		"broken":  {"flagSetId": "shop", "team": "checkout", "version": int64(2), "weight": 2.5, "live": true, "owner": "me"},
+		"missing": setMeta,
+	}
+	for key, want := range cases {
+		if got := set.ResolveBool(key, false, nil).Metadata; !sameMap(got, want) {
+			t.Errorf("%s: metadata %v, want %v", key, got, want)
+		}
+		if got := set.ResolveString(key, "", nil).Metadata; !sameMap(got, want) {
+			t.Errorf("%s (type mismatch): metadata %v, want %v", key, got, want)
+		}
+	}
+	if m := mustLoad(t, `{"flags": {"a": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"}}}`).ResolveBool("a", false, nil).Metadata; m != nil {
+		t.Errorf("metadata %v, want none", m)
+	}
+}
+
+func sameMap(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestChanges(t *testing.T) {
+	base := `{"$evaluators": {"e": {"==": [1, 1]}}, "metadata": {"m": 1}, "flags": {
+	  "a": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on", "targeting": {"if": [{"$ref": "e"}, "off"]}},
+	  "b": {"state": "ENABLED", "variants": {"n": 1.0}, "defaultVariant": "n"}}}`
+	old := mustLoad(t, base)
+	cases := []struct {
+		name                    string
+		doc                     string
+		added, removed, changed []string
+	}{
+		{"identical", base, nil, nil, nil},
+		{"reformatted", `{"flags": {"b": {"defaultVariant": "n", "variants": {"n": 1}, "state": "ENABLED"},
+		  "a": {"targeting": {"if": [{"$ref":"e"}, "off"]}, "defaultVariant": "on", "variants": {"off": false, "on": true}, "state": "ENABLED"}},
+		  "metadata": {"m": 1.0}, "$evaluators": {"e": {"==": [1, 1]}}}`, nil, nil, nil},
+		{"state", strings.Replace(base, `"ENABLED", "variants": {"n"`, `"DISABLED", "variants": {"n"`, 1), nil, nil, []string{"b"}},
+		{"variant value", strings.Replace(base, `"n": 1.0`, `"n": 2`, 1), nil, nil, []string{"b"}},
+		{"default variant", strings.Replace(base, `"defaultVariant": "on"`, `"defaultVariant": "off"`, 1), nil, nil, []string{"a"}},
+		{"evaluator behind a $ref", strings.Replace(base, `"e": {"==": [1, 1]}`, `"e": {"==": [1, 2]}`, 1), nil, nil, []string{"a"}},
+		{"flag-set metadata", strings.Replace(base, `"m": 1`, `"m": 2`, 1), nil, nil, []string{"a", "b"}},
+		{"added and removed", `{"flags": {
+		  "a": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on", "targeting": {"if": [{"==": [1, 1]}, "off"]}},
+		  "c": {"state": "ENABLED", "variants": {"n": 1}, "defaultVariant": "n"}}, "metadata": {"m": 1}}`, []string{"c"}, []string{"b"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			added, removed, changed := mustLoad(t, c.doc).Changes(old)
+			if !slices.Equal(added, c.added) || !slices.Equal(removed, c.removed) || !slices.Equal(changed, c.changed) {
+				t.Errorf("got +%v -%v ~%v, want +%v -%v ~%v", added, removed, changed, c.added, c.removed, c.changed)
+			}
+		})
+	}
+	added, removed, changed := old.Changes(nil)
+	if !slices.Equal(added, []string{"a", "b"}) || removed != nil || changed != nil {
+		t.Errorf("from nothing: +%v -%v ~%v", added, removed, changed)
+	}
+}
+
+func TestLegacyFractionalWarnsAndWorks(t *testing.T) {
+	var logs bytes.Buffer
+	set := mustLoad(t, `{"flags": {"legacy": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
+	  "targeting": {"fractionalEvaluation": ["email", ["a", 50], ["b", 50]]}}}}`,
+		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if !strings.Contains(logs.String(), "deprecated") || strings.Count(logs.String(), "fractionalEvaluation") != 1 {
+		t.Errorf("deprecation warning: %q", logs.String())
+	}
+	// The legacy form buckets by the named property: the same input as
+	// {"fractional": [{"var": "email"}, …]}.
+	modern := mustLoad(t, `{"flags": {"legacy": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
+	  "targeting": {"fractional": [{"var": "email"}, ["a", 50], ["b", 50]]}}}}`)
+	for _, email := range []string{"ada@example.com", "bob@example.com", "cy@example.com", "di@example.com"} {
+		ctx := map[string]any{"email": email}
+		if got, want := set.ResolveString("legacy", "", ctx).Value, modern.ResolveString("legacy", "", ctx).Value; got != want {
+			t.Errorf("%s: legacy %s, fractional %s", email, got, want)
+		}
+	}
+}
+
+func TestUnknownStateIsEnabledWithAWarning(t *testing.T) {
+	var logs bytes.Buffer
+	set := mustLoad(t, `{"flags": {"a": {"variants": {"on": true}, "defaultVariant": "on"}}}`,
+		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if r := set.ResolveBool("a", false, nil); !r.Value || r.Reason != ReasonStatic {
+		t.Errorf("%+v", r)
+	}
+	if !strings.Contains(logs.String(), "state") {
+		t.Errorf("no warning about the state: %q", logs.String())
+	}
+}

@@ -1,0 +1,272 @@
+package evaluator
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/flagsnap/flagsnap/fractional"
+)
+
+// flagd's own operators answer null on malformed input instead of failing
+// the evaluation, so the flag falls back to its default variant.
+
+func (e *env) affix(n *node) value {
+	if n.argc() == 2 {
+		a, b := e.ev(n.args[0]), e.ev(n.args[1])
+		if a.k != kStr || b.k != kStr {
+			return null
+		}
+		if n.op == opStartsWith {
+			return boolVal(strings.HasPrefix(a.str(), b.str()))
+		}
+		return boolVal(strings.HasSuffix(a.str(), b.str()))
+	}
+	var buf argBuf
+	k, more, _, isList := e.args(n, &buf)
+	list := listOf(&buf, k, more)
+	return affixOf(n.op == opStartsWith, list, isList)
+}
+
+// affixOf is starts_with / ends_with over [value, affix], both strings.
+func affixOf(prefix bool, list []value, isList bool) value {
+	if !isList || len(list) != 2 || list[0].k != kStr || list[1].k != kStr {
+		return null
+	}
+	if prefix {
+		return boolVal(strings.HasPrefix(list[0].str(), list[1].str()))
+	}
+	return boolVal(strings.HasSuffix(list[0].str(), list[1].str()))
+}
+
+// semverArgs holds the sem_ver operands that are constant in the rule,
+// parsed once at load.
+type semverArgs struct {
+	op                    semverOp
+	left, right           version
+	leftOK, rightOK       bool // the constant operand is a valid version
+	constOp               bool
+	constLeft, constRight bool
+}
+
+func precomputeSemVer(n *node) *semverArgs {
+	if !n.list || len(n.args) != 3 {
+		return nil
+	}
+	s := &semverArgs{}
+	if a := n.args[1]; a.isConst() {
+		s.constOp = true
+		if a.lit.k == kStr {
+			s.op = parseSemverOp(a.lit.str())
+		}
+	}
+	if a := n.args[0]; a.isConst() {
+		s.constLeft = true
+		s.left, s.leftOK = versionOf(a.lit)
+	}
+	if a := n.args[2]; a.isConst() {
+		s.constRight = true
+		s.right, s.rightOK = versionOf(a.lit)
+	}
+	return s
+}
+
+func (e *env) semver(n *node) value {
+	if n.argc() == 3 {
+		vals := [3]value{e.ev(n.args[0]), e.ev(n.args[1]), e.ev(n.args[2])}
+		return semverOf(vals[:], true, n.sem)
+	}
+	var buf argBuf
+	k, more, _, isList := e.args(n, &buf)
+	list := listOf(&buf, k, more)
+	return semverOf(list, isList, n.sem)
+}
+
+// semverOf is sem_ver over [version, operator, version].
+func semverOf(list []value, isList bool, pre *semverArgs) value {
+	if !isList || len(list) != 3 {
+		return null
+	}
+	if pre == nil {
+		pre = &semverArgs{}
+	}
+	op := pre.op
+	if !pre.constOp {
+		if list[1].k == kStr {
+			op = parseSemverOp(list[1].str())
+		}
+	}
+	left, lok := pre.left, pre.leftOK
+	if !pre.constLeft {
+		left, lok = versionOf(list[0])
+	}
+	right, rok := pre.right, pre.rightOK
+	if !pre.constRight {
+		right, rok = versionOf(list[2])
+	}
+	if op == svInvalid || !lok || !rok {
+		return null
+	}
+	return boolVal(op.holds(left, right))
+}
+
+// fracSpec is what is known about a fractional at load. When every bucket
+// is written as a constant, the weights are validated and summed once and
+// evaluation only computes the hash.
+type fracSpec struct {
+	by       *node // the bucketing expression, if the rule has one
+	table    *fractional.Table
+	variants []value
+	empty    bool // constant buckets whose weights are all zero: always null
+}
+
+func (c *compiler) precomputeFractional(n *node, at string) (*fracSpec, error) {
+	if !n.list || len(n.args) == 0 {
+		return nil, nil
+	}
+	spec := &fracSpec{}
+	buckets := n.args
+	if first := n.args[0]; first.op != opArray && !(first.isConst() && first.lit.k == kArr) {
+		spec.by = first
+		buckets = n.args[1:]
+	}
+	offset := len(n.args) - len(buckets) // the bucketing expression, if any
+	weights := make([]float64, 0, len(buckets))
+	for i, b := range buckets {
+		if !b.isConst() {
+			return nil, nil // computed buckets: evaluated and checked each time
+		}
+		bucketAt := fmt.Sprintf("%s[%d]", at, i+offset)
+		if b.lit.k != kArr || arrLen(b.lit) == 0 {
+			return nil, compileErr(bucketAt, "a bucket must be [variant, weight] or [variant]")
+		}
+		variant := arrAt(b.lit, 0)
+		if variant.k == kArr || variant.isObject() {
+			return nil, compileErr(bucketAt, "a bucket's variant must be a string, boolean, number or null")
+		}
+		w := 1.0
+		if arrLen(b.lit) >= 2 {
+			switch wv := arrAt(b.lit, 1); wv.k {
+			case kNum:
+				w = wv.n
+			case kNull:
+			default:
+				return nil, compileErr(bucketAt, "weight must be a number")
+			}
+		}
+		spec.variants = append(spec.variants, variant)
+		weights = append(weights, w)
+	}
+	table, err := fractional.NewTable(weights)
+	switch {
+	case errors.Is(err, fractional.ErrNoWeight):
+		spec.empty = true
+	case err != nil:
+		return nil, compileErr(at, "invalid weights: %v", err)
+	}
+	spec.table = table
+	return spec, nil
+}
+
+func (e *env) fractional(n *node) value {
+	spec := n.frac
+	if spec != nil && (spec.table != nil || spec.empty) {
+		var by value
+		if spec.by != nil {
+			by = e.eval(spec.by)
+		}
+		if by.k != kArr {
+			if spec.empty {
+				return null
+			}
+			h, ok := e.bucketHash(spec.by != nil, by)
+			if !ok {
+				return null
+			}
+			if i := spec.table.Pick(e.fs.version, h); i >= 0 {
+				return spec.variants[i]
+			}
+			return null
+		}
+		// The bucketing expression produced an array, which makes it a
+		// bucket: fall through to the general form.
+	}
+	var buf argBuf
+	k, more, _, isList := e.args(n, &buf)
+	list := listOf(&buf, k, more)
+	return e.fractionalOf(list, isList)
+}
+
+// fractionalOf is fractional over evaluated arguments:
+// [bucketBy?, [variant, weight?]…].
+func (e *env) fractionalOf(list []value, isList bool) value {
+	if !isList || len(list) == 0 {
+		return null
+	}
+	buckets := list
+	var by value
+	hasBy := buckets[0].k != kArr
+	if hasBy {
+		by = buckets[0]
+		buckets = buckets[1:]
+	}
+	var wbuf [16]uint32
+	weights := wbuf[:0]
+	for _, b := range buckets {
+		if b.k != kArr || arrLen(b) == 0 {
+			return null
+		}
+		if v := arrAt(b, 0); v.k == kArr || v.isObject() {
+			return null
+		}
+		w := uint32(1)
+		if arrLen(b) >= 2 {
+			switch wv := arrAt(b, 1); wv.k {
+			case kNum:
+				var err error
+				if w, err = fractional.Weight(wv.n); err != nil {
+					return null
+				}
+			case kNull:
+			default:
+				return null
+			}
+		}
+		weights = append(weights, w)
+	}
+	total, err := fractional.Sum(weights)
+	if err != nil {
+		return null
+	}
+	h, ok := e.bucketHash(hasBy, by)
+	if !ok {
+		return null
+	}
+	i := fractional.Pick(e.fs.version, h, weights, total)
+	if i < 0 {
+		return null
+	}
+	return arrAt(buckets[i], 0)
+}
+
+// bucketHash hashes the bucketing input of the configured version. Without
+// a bucketing value (or, before v3, with a null one) the input comes from
+// the flag key and the targeting key.
+func (e *env) bucketHash(hasBy bool, by value) (uint32, bool) {
+	v := e.fs.version
+	if hasBy && (by.k != kNull || v == fractional.V3) {
+		switch {
+		case by.k == kStr:
+			return fractional.HashString(v, by.str()), true
+		case v != fractional.V3, by.k == kNull:
+			return 0, false
+		}
+		h, err := fractional.HashValue(v, e.plain(by))
+		return h, err == nil
+	}
+	tk := e.rootGet(targetingKeyKey)
+	if tk.k != kStr || (v == fractional.V3 && tk.str() == "") {
+		return 0, false
+	}
+	return fractional.HashDefault(v, e.f.key, tk.str()), true
+}

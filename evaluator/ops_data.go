@@ -1,0 +1,150 @@
+package evaluator
+
+// lookup is var with an evaluated argument, for missing and missing_some.
+func (e *env) lookup(n *node, arg, d value) value {
+	v, ok := e.getVar(arg, d)
+	if !ok {
+		return opFail(e, n, "names must be strings, numbers or [name, default]")
+	}
+	return v
+}
+
+// missing lists the names (as written) whose values are null or absent.
+func (e *env) missing(n *node) value {
+	var buf argBuf
+	k, more, one, isList := e.args(n, &buf)
+	list := listOf(&buf, k, more)
+	names := list
+	if !isList {
+		if one.k != kStr {
+			return opFail(e, n, "needs a name or an array of names")
+		}
+		names = []value{one}
+	}
+	out := []value{}
+	for _, name := range names {
+		if e.lookup(n, name, e.cur).k == kNull {
+			out = append(out, name)
+		}
+	}
+	return arrVal(out)
+}
+
+// missingSome is missing_some: [need, names]; the missing names when fewer
+// than need are present, else an empty array.
+func (e *env) missingSome(n *node) value {
+	var buf argBuf
+	k, more, _, isList := e.args(n, &buf)
+	list := listOf(&buf, k, more)
+	if !isList || len(list) < 2 {
+		return opFail(e, n, "needs a count and an array of names")
+	}
+	need := toInt(e.number(n, list[0]))
+	names := list[1]
+	if names.k != kArr {
+		return opFail(e, n, "needs an array of names")
+	}
+	missing := []value{}
+	found := 0
+	for i, l := 0, arrLen(names); i < l; i++ {
+		name := arrAt(names, i)
+		if e.lookup(n, name, e.cur).k == kNull {
+			missing = append(missing, name)
+		} else {
+			found++
+		}
+	}
+	if need > found {
+		return arrVal(missing)
+	}
+	return arrVal([]value{})
+}
+
+// set is [object, key, value]: a copy of object with key set.
+func (e *env) set(n *node) value {
+	var buf argBuf
+	k, more, _, isList := e.args(n, &buf)
+	list := listOf(&buf, k, more)
+	if !isList {
+		return opFail(e, n, "needs an array of arguments")
+	}
+	switch {
+	case len(list) == 0:
+		return null
+	case len(list) < 3:
+		return list[0]
+	}
+	obj := list[0]
+	if !obj.isObject() {
+		return obj
+	}
+	key := list[1]
+	if key.k != kStr {
+		return opFail(e, n, "key must be a string")
+	}
+	src, _ := e.toAny(obj).(map[string]any)
+	out := deepCopy(src).(map[string]any)
+	out[key.str()] = e.toAny(list[2])
+	return objVal(out)
+}
+
+func deepCopy(x any) any {
+	switch t := x.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, v := range t {
+			out[k] = deepCopy(v)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, v := range t {
+			out[i] = deepCopy(v)
+		}
+		return out
+	}
+	return x
+}
+
+// contains is contains_all, contains_any and contains_none over two arrays.
+func (e *env) contains(n *node) value {
+	var buf argBuf
+	k, more, _, isList := e.args(n, &buf)
+	list := listOf(&buf, k, more)
+	none := n.op == opContainsNone
+	if !isList || len(list) != 2 || list[0].k != kArr || list[1].k != kArr {
+		return boolVal(none)
+	}
+	search, check := list[0], list[1]
+	for i, l := 0, arrLen(check); i < l; i++ {
+		found := e.member(n, search, arrAt(check, i))
+		if e.err != nil {
+			return null
+		}
+		switch {
+		case n.op == opContainsAll && !found:
+			return falseVal
+		case n.op == opContainsAny && found:
+			return trueVal
+		case none && found:
+			return falseVal
+		}
+	}
+	return boolVal(n.op != opContainsAny)
+}
+
+// member compares like the reference engine's contains_* operators: Go ==
+// (which fails on two arrays or two objects), then numbers by value.
+func (e *env) member(n *node, list, x value) bool {
+	for i, l := 0, arrLen(list); i < l; i++ {
+		el := arrAt(list, i)
+		if (el.k == kArr && x.k == kArr) || (el.isObject() && x.isObject()) {
+			opFail(e, n, "arrays and objects cannot be compared")
+			return false
+		}
+		if identical(el, x) || (el.k == kNum && x.k == kNum && el.n == x.n) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,60 @@
+package evaluator
+
+// and answers the first falsy argument, or the last one; null when there
+// are none. Arguments after the deciding one are not evaluated.
+func (e *env) and(n *node) value {
+	last := null
+	for _, a := range n.args {
+		last = e.eval(a)
+		if !e.truthy(last) {
+			return last
+		}
+	}
+	return last
+}
+
+// or answers the first truthy argument, or the last one.
+func (e *env) or(n *node) value {
+	last := null
+	for _, a := range n.args {
+		last = e.eval(a)
+		if e.truthy(last) {
+			return last
+		}
+	}
+	return last
+}
+
+// cond is if / ?: with any number of condition-result pairs and an
+// optional final else.
+func (e *env) cond(n *node) value {
+	l := len(n.args)
+	for i := 0; i < l-1; i += 2 {
+		if e.test(n.args[i]) {
+			return e.ev(n.args[i+1])
+		}
+	}
+	if l%2 == 1 {
+		return e.ev(n.args[l-1])
+	}
+	return null
+}
+
+// not is "!" and "!!": the first argument of a list (an empty list counts
+// as itself), or the single value.
+func (e *env) not(n *node) value {
+	var buf argBuf
+	k, more, one, isList := e.args(n, &buf)
+	list := listOf(&buf, k, more)
+	var t bool // an empty list is falsy
+	switch {
+	case !isList:
+		t = e.truthy(one)
+	case len(list) > 0:
+		t = e.truthy(list[0])
+	}
+	if n.op == opNot {
+		return boolVal(!t)
+	}
+	return boolVal(t)
+}

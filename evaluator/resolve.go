@@ -1,0 +1,286 @@
+package evaluator
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// Reason says how a resolution's value was chosen; the names are
+// OpenFeature's.
+type Reason uint8
+
+const (
+	// ReasonStatic: the flag has no targeting; its default variant applies.
+	ReasonStatic Reason = iota + 1
+	// ReasonDefault: targeting chose nothing (or the flag has no default
+	// variant); the default variant or the caller's default applies.
+	ReasonDefault
+	// ReasonTargetingMatch: targeting chose the variant.
+	ReasonTargetingMatch
+	// ReasonDisabled: the flag is disabled; the caller's default applies.
+	ReasonDisabled
+	// ReasonError: see the resolution's error; the caller's default applies.
+	ReasonError
+)
+
+var reasonNames = [...]string{
+	ReasonStatic:         "STATIC",
+	ReasonDefault:        "DEFAULT",
+	ReasonTargetingMatch: "TARGETING_MATCH",
+	ReasonDisabled:       "DISABLED",
+	ReasonError:          "ERROR",
+}
+
+// String is the OpenFeature spelling of the reason.
+func (r Reason) String() string {
+	if int(r) < len(reasonNames) && reasonNames[r] != "" {
+		return reasonNames[r]
+	}
+	return fmt.Sprintf("Reason(%d)", uint8(r))
+}
+
+// Resolution is the answer for one flag. On error, or when the flag is
+// disabled or has no applicable variant, Value is the caller's default.
+// Metadata is shared with the flag set and must not be modified.
+type Resolution[T any] struct {
+	Value    T
+	Variant  string
+	Reason   Reason
+	Err      *Error
+	Metadata map[string]any
+}
+
+// outcome is a resolution before the value is read as a type.
+type outcome struct {
+	v      *variant
+	reason Reason
+	err    *Error
+	meta   map[string]any
+}
+
+func (f *flag) defaultOutcome(reason Reason) outcome {
+	if f.defaultIdx < 0 {
+		return outcome{reason: ReasonDefault, meta: f.metadata}
+	}
+	return outcome{v: &f.vals[f.defaultIdx], reason: reason, meta: f.metadata}
+}
+
+func (s *FlagSet) evaluate(key string, ctx map[string]any) outcome {
+	return s.evaluateFlag(s.flags[key], key, ctx)
+}
+
+func (s *FlagSet) evaluateFlag(f *flag, key string, ctx map[string]any) outcome {
+	switch {
+	case f == nil:
+		return outcome{reason: ReasonError, err: ErrFlagNotFound, meta: s.metadata}
+	case f.disabled:
+		return outcome{reason: ReasonDisabled, meta: f.metadata}
+	case f.broken != nil:
+		return outcome{reason: ReasonError, err: f.broken, meta: f.metadata}
+	case f.rule == nil:
+		return f.static
+	}
+	e := env{fs: s, f: f, ctx: ctx, cur: value{k: kRoot}}
+	r := e.eval(f.rule)
+	if e.err != nil {
+		return f.fail(CodeParseError, "targeting failed", e.err)
+	}
+	var name string
+	switch r.k {
+	case kNull:
+		return f.defaultOutcome(ReasonDefault)
+	case kStr:
+		name = r.str()
+	case kBool:
+		name = strconv.FormatBool(r.b)
+	case kNum:
+		if math.IsNaN(r.n) || math.IsInf(r.n, 0) {
+			return f.fail(CodeParseError, fmt.Sprintf("targeting returned %v", r.n), nil)
+		}
+		name = variantName(r)
+	default:
+		return f.fail(CodeGeneral, "targeting returned an array or an object, which cannot name a variant", nil)
+	}
+	v := f.variant(name)
+	if v == nil {
+		return f.fail(CodeGeneral, fmt.Sprintf("targeting returned %q, which is not a variant", name), nil)
+	}
+	return outcome{v: v, reason: ReasonTargetingMatch, meta: f.metadata}
+}
+
+// variant finds a variant by name. Flags rarely have more than a handful of
+// variants, and comparing a few strings is cheaper than hashing one.
+func (f *flag) variant(name string) *variant {
+	if len(f.vals) > 8 {
+		if i, ok := f.variants[name]; ok {
+			return &f.vals[i]
+		}
+		return nil
+	}
+	for i := range f.vals {
+		if f.vals[i].name == name {
+			return &f.vals[i]
+		}
+	}
+	return nil
+}
+
+func (f *flag) fail(code ErrorCode, msg string, cause error) outcome {
+	return outcome{reason: ReasonError, err: &Error{Code: code, Flag: f.key, Msg: msg, Err: cause}, meta: f.metadata}
+}
+
+// variantName spells a number the way flagd's JSON encoding of the rule's
+// result does, since that text is what it looks up among the variants:
+// plain decimals, and exponents below 1e-6 or from 1e21 on.
+func variantName(v value) string {
+	if v.goInt {
+		return "0"
+	}
+	f := v.n
+	abs := math.Abs(f)
+	if abs == 0 || (abs >= 1e-6 && abs < 1e21) {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	s := strconv.FormatFloat(f, 'e', -1, 64)
+	// Two-digit negative exponents lose their leading zero: 1e-07 → 1e-7.
+	if n := len(s); n >= 4 && s[n-4] == 'e' && s[n-3] == '-' && s[n-2] == '0' {
+		s = s[:n-2] + s[n-1:]
+	}
+	return s
+}
+
+// resolution is the typed answer for o: the variant's value if it is of the
+// requested type, otherwise def with the reason and error that apply.
+func resolution[T any](key string, o outcome, def T, want string, v T, ok bool) Resolution[T] {
+	if o.v == nil || o.err != nil {
+		return Resolution[T]{Value: def, Reason: o.reason, Err: o.err, Metadata: o.meta}
+	}
+	if !ok {
+		return Resolution[T]{Value: def, Variant: o.v.name, Reason: ReasonError, Metadata: o.meta,
+			Err: &Error{Code: CodeTypeMismatch, Flag: key, Msg: fmt.Sprintf("variant %q is %s, not %s", o.v.name, describe(o.v), want)}}
+	}
+	return Resolution[T]{Value: v, Variant: o.v.name, Reason: o.reason, Metadata: o.meta}
+}
+
+func describe(v *variant) string {
+	if v.k == kNum && !v.intOK {
+		return "a non-integer number"
+	}
+	if v.k == kObj {
+		if _, ok := v.obj.([]any); ok {
+			return "an array"
+		}
+	}
+	return kindName(v.k)
+}
+
+// ResolveBool resolves a boolean flag for the evaluation context ctx (the
+// flattened OpenFeature context; targetingKey is one of its keys).
+func (s *FlagSet) ResolveBool(key string, def bool, ctx map[string]any) Resolution[bool] {
+	f := s.flags[key]
+	if f != nil && f.fixed != nil && f.fixed.k == kBool {
+		return Resolution[bool]{Value: f.fixed.b, Variant: f.fixed.name, Reason: ReasonStatic, Metadata: f.metadata}
+	}
+	o := s.evaluateFlag(f, key, ctx)
+	if o.v != nil && o.v.k == kBool {
+		return resolution(key, o, def, "a boolean", o.v.b, true)
+	}
+	return resolution(key, o, def, "a boolean", false, false)
+}
+
+// ResolveString resolves a string flag.
+func (s *FlagSet) ResolveString(key string, def string, ctx map[string]any) Resolution[string] {
+	f := s.flags[key]
+	if f != nil && f.fixed != nil && f.fixed.k == kStr {
+		return Resolution[string]{Value: f.fixed.s, Variant: f.fixed.name, Reason: ReasonStatic, Metadata: f.metadata}
+	}
+	o := s.evaluateFlag(f, key, ctx)
+	if o.v != nil && o.v.k == kStr {
+		return resolution(key, o, def, "a string", o.v.s, true)
+	}
+	return resolution(key, o, def, "a string", "", false)
+}
+
+// ResolveInt resolves an integer flag. Only numbers that convert exactly
+// are integers: 10.0 is 10, but 3.14 is a type mismatch rather than 3.
+func (s *FlagSet) ResolveInt(key string, def int64, ctx map[string]any) Resolution[int64] {
+	o := s.evaluate(key, ctx)
+	if o.v != nil && o.v.k == kNum && o.v.intOK {
+		return resolution(key, o, def, "an integer", o.v.i, true)
+	}
+	return resolution(key, o, def, "an integer", 0, false)
+}
+
+// ResolveFloat resolves a number flag; integers widen to float64.
+func (s *FlagSet) ResolveFloat(key string, def float64, ctx map[string]any) Resolution[float64] {
+	o := s.evaluate(key, ctx)
+	if o.v != nil && o.v.k == kNum {
+		return resolution(key, o, def, "a number", o.v.f, true)
+	}
+	return resolution(key, o, def, "a number", 0, false)
+}
+
+// ResolveObject resolves an object flag: a JSON object or array as
+// map[string]any or []any, copied so that the caller may modify it.
+func (s *FlagSet) ResolveObject(key string, def any, ctx map[string]any) Resolution[any] {
+	o := s.evaluate(key, ctx)
+	if o.v != nil && o.v.k == kObj {
+		return resolution(key, o, def, "an object", deepCopy(o.v.obj), true)
+	}
+	return resolution[any](key, o, def, "an object", nil, false)
+}
+
+// Metadata is the flag-set metadata. It must not be modified.
+func (s *FlagSet) Metadata() map[string]any { return s.metadata }
+
+// Keys lists the flag keys in sorted order.
+func (s *FlagSet) Keys() []string { return slices.Sorted(maps.Keys(s.flags)) }
+
+// Len is the number of flags, broken ones included.
+func (s *FlagSet) Len() int { return len(s.flags) }
+
+// Problems lists the flags that could not be compiled and why; each of them
+// answers PARSE_ERROR.
+func (s *FlagSet) Problems() []FlagProblem { return slices.Clone(s.problems) }
+
+// WithEnrichment returns a flag set that shares this one's compiled flags
+// and adds enrich to the data of every evaluation (after $flagd and before
+// the caller's context). The map must not be modified afterwards.
+func (s *FlagSet) WithEnrichment(enrich map[string]any) *FlagSet {
+	c := *s
+	c.enrich = enrich
+	return &c
+}
+
+// Enrichment is the map given to WithEnrichment.
+func (s *FlagSet) Enrichment() map[string]any { return s.enrich }
+
+// Changes lists the flags added, removed and changed between old and s (in
+// state, variants, default variant, targeting or metadata). A nil old is an
+// empty flag set.
+func (s *FlagSet) Changes(old *FlagSet) (added, removed, changed []string) {
+	var before map[string]*flag
+	if old != nil {
+		before = old.flags
+	}
+	for _, k := range s.Keys() {
+		prev, ok := before[k]
+		switch {
+		case !ok:
+			added = append(added, k)
+		case prev.fingerprint != s.flags[k].fingerprint:
+			changed = append(changed, k)
+		}
+	}
+	if old != nil {
+		for _, k := range old.Keys() {
+			if _, ok := s.flags[k]; !ok {
+				removed = append(removed, k)
+			}
+		}
+	}
+	return added, removed, changed
+}

@@ -1,0 +1,75 @@
+package evaluator
+
+import "testing"
+
+func TestParseVersion(t *testing.T) {
+	valid := map[string]version{
+		"1.2.3":                    {major: "1", minor: "2", patch: "3"},
+		"v1.2.3":                   {major: "1", minor: "2", patch: "3"},
+		"V0.0.0":                   {major: "0", minor: "0", patch: "0"},
+		"1":                        {major: "1", minor: "0", patch: "0"},
+		"1.2":                      {major: "1", minor: "2", patch: "0"},
+		"1.2.3-rc.1":               {major: "1", minor: "2", patch: "3", pre: []string{"rc", "1"}},
+		"1.2.3+build.5":            {major: "1", minor: "2", patch: "3"},
+		"1.2.3-a-b+c":              {major: "1", minor: "2", patch: "3", pre: []string{"a-b"}},
+		"99999999999999999999.0.0": {major: "99999999999999999999", minor: "0", patch: "0"},
+	}
+	for s, want := range valid {
+		got, ok := parseVersion(s)
+		if !ok || got.major != want.major || got.minor != want.minor || got.patch != want.patch || len(got.pre) != len(want.pre) {
+			t.Errorf("%q: %+v %v, want %+v", s, got, ok, want)
+		}
+	}
+	for _, s := range []string{"", "v", "1.", ".1", "1.2.3.4", "01.2.3", "1.02.3", "1.2-rc", "1.2.3-", "1.2.3-01", "1.2.3+", "1.2.3-a..b", "a.b.c", "1.2.3 ", "-1.2.3", "1.2.3-é"} {
+		if v, ok := parseVersion(s); ok {
+			t.Errorf("%q parsed as %+v", s, v)
+		}
+	}
+}
+
+func TestSemverPrecedence(t *testing.T) {
+	// Each version is lower than the next (Semantic Versioning 2.0.0, 11).
+	ordered := []string{"1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "1.0.1", "1.1.0", "2.0.0", "10.0.0"}
+	for i := range ordered {
+		for j := range ordered {
+			a, _ := parseVersion(ordered[i])
+			b, _ := parseVersion(ordered[j])
+			got := a.compare(b)
+			want := 0
+			if i < j {
+				want = -1
+			} else if i > j {
+				want = 1
+			}
+			if got != want {
+				t.Errorf("compare(%s, %s) = %d, want %d", ordered[i], ordered[j], got, want)
+			}
+		}
+	}
+}
+
+func TestSemverOperators(t *testing.T) {
+	cases := []struct {
+		a, op, b string
+		want     any
+	}{
+		{"1.2.3", "=", "1.2.3+x", true},
+		{"1.2.3", "!=", "1.2.4", true},
+		{"1.2.3", "<", "1.10.0", true},
+		{"1.2.3", "<=", "1.2.3", true},
+		{"2.0.0", ">", "2.0.0-rc.1", true},
+		{"2.0.0", ">=", "2.0.1", false},
+		{"1.9.9", "^", "1.0.0", true},
+		{"2.0.0", "^", "1.0.0", false},
+		{"1.2.9", "~", "1.2.0", true},
+		{"1.3.0", "~", "1.2.0", false},
+		{"1.2.3", "==", "1.2.3", nil},
+		{"x", "=", "1.2.3", nil},
+	}
+	for _, c := range cases {
+		got, err := evalRule(t, `{"sem_ver": ["`+c.a+`", "`+c.op+`", "`+c.b+`"]}`, nil)
+		if err != nil || got != c.want {
+			t.Errorf("%s %s %s: %v (%v), want %v", c.a, c.op, c.b, got, err, c.want)
+		}
+	}
+}

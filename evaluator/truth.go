@@ -1,0 +1,126 @@
+package evaluator
+
+import "strings"
+
+// test is the truthiness of n's value. Conditions (of if, and the operands
+// of and / or beneath one) only need truthiness, and for the operators that
+// answer booleans it is cheaper to compute it directly than to build the
+// value and then inspect it. Evaluation order, short-circuiting and errors
+// are exactly those of eval.
+func (e *env) test(n *node) bool {
+	switch n.op {
+	case opConst:
+		return e.truthy(n.lit)
+	case opAnd:
+		for _, a := range n.args {
+			if !e.test(a) {
+				return false
+			}
+		}
+		return len(n.args) > 0
+	case opOr:
+		for _, a := range n.args {
+			if e.test(a) {
+				return true
+			}
+		}
+		return false
+	case opIf:
+		l := len(n.args)
+		for i := 0; i < l-1; i += 2 {
+			if e.test(n.args[i]) {
+				return e.test(n.args[i+1])
+			}
+		}
+		if l%2 == 1 {
+			return e.test(n.args[l-1])
+		}
+		return false
+	case opEq, opNe, opLt, opLe, opGt, opGe, opIn:
+		if n.argc() == 2 {
+			return e.binary(n).b
+		}
+	case opStartsWith, opEndsWith:
+		return e.affix(n).b
+	}
+	return e.truthy(e.eval(n))
+}
+
+// binary evaluates ==, !=, <, <=, >, >= and in with two written operands.
+// The usual shape, a context attribute against a constant, is compared
+// straight from the context's own Go value.
+func (e *env) binary(n *node) value {
+	a, b := n.args[0], n.args[1]
+	if b.op == opConst && a.op == opVar && a.v.single && e.cur.k == kRoot && len(e.scopes) == e.base {
+		x := e.attrRaw(a.v.path.parts[0])
+		switch t := x.(type) {
+		case string:
+			if c := b.lit; c.k == kStr {
+				return boolVal(stringOp(n, t, c.str()))
+			}
+		case float64:
+			if c := b.lit; c.k == kNum && !c.goInt {
+				return boolVal(numberOp(n, t, c.n))
+			}
+		case int:
+			if c := b.lit; c.k == kNum && !c.goInt {
+				return boolVal(numberOp(n, float64(t), c.n))
+			}
+		case nil:
+			return e.binaryOf(n, a.v.def, b.lit)
+		}
+		return e.binaryOf(n, fromAny(x), b.lit)
+	}
+	return e.binaryOf(n, e.ev(a), e.ev(b))
+}
+
+func (e *env) binaryOf(n *node, a, b value) value {
+	switch n.op {
+	case opEq:
+		return boolVal(looseEquals(a, b))
+	case opNe:
+		return boolVal(!looseEquals(a, b))
+	case opIn:
+		return e.inOf(n, a, b)
+	}
+	return compare2(n.op, a, b)
+}
+
+// stringOp is binaryOf for two strings.
+func stringOp(n *node, a, b string) bool {
+	switch n.op {
+	case opEq:
+		return a == b
+	case opNe:
+		return a != b
+	case opLt:
+		return a < b
+	case opLe:
+		return a <= b
+	case opGt:
+		return a > b
+	case opGe:
+		return a >= b
+	}
+	return strings.Contains(b, a) // in, with a string haystack
+}
+
+// numberOp is binaryOf for two numbers (in is never reached with a
+// number constant as its haystack: that answers false).
+func numberOp(n *node, a, b float64) bool {
+	switch n.op {
+	case opEq:
+		return a == b
+	case opNe:
+		return a != b
+	case opLt:
+		return a < b
+	case opLe:
+		return a < b || a == b
+	case opGt:
+		return a > b
+	case opGe:
+		return a > b || a == b
+	}
+	return false
+}

@@ -1,0 +1,479 @@
+package evaluator
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"strconv"
+	"unicode"
+)
+
+// kind is the JSON type of a value as the targeting language sees it.
+type kind uint8
+
+const (
+	kNull kind = iota
+	kBool
+	kNum
+	kStr
+	kArr
+	kObj
+	// kRoot is the evaluation data itself: $flagd, enrichment and the caller's
+	// context seen as one object without ever being merged into one map.
+	kRoot
+	// kFlagd is the virtual {"flagKey": …, "timestamp": …} object.
+	kFlagd
+	// kReduce is the {"current", "accumulator", "valueType"} object the
+	// reference engine builds for each step of reduce.
+	kReduce
+)
+
+// value is one JSON value during evaluation. It is a plain struct passed by
+// value so that evaluating numbers and booleans never boxes them into
+// interfaces (which would allocate). Containers keep whatever Go value
+// they came from (a caller's []string stays a []string) and are read through
+// arrLen/arrAt/objGet.
+type value struct {
+	k kind
+	// goInt marks the integer zero that the reference engine returns from
+	// "-" and "/" without arguments; it compares differently in "===" and "in".
+	goInt bool
+	b     bool
+	n     float64
+	// ref is the string of a kStr (usually the very interface value the
+	// caller's context holds, so reading it costs nothing), the container of
+	// a kArr or kObj, or the state of a kReduce. Keeping strings here rather
+	// than in a field of their own makes value 32 bytes instead of 48, which
+	// is most of the cost of passing values around.
+	ref any
+}
+
+// str is the string of a kStr value.
+func (v value) str() string {
+	s, _ := v.ref.(string)
+	return s
+}
+
+var (
+	null     = value{}
+	trueVal  = value{k: kBool, b: true}
+	falseVal = value{k: kBool}
+)
+
+func boolVal(b bool) value          { return value{k: kBool, b: b} }
+func numVal(n float64) value        { return value{k: kNum, n: n} }
+func strVal(s string) value         { return value{k: kStr, ref: s} }
+func arrVal(a []value) value        { return value{k: kArr, ref: a} }
+func objVal(m map[string]any) value { return value{k: kObj, ref: m} }
+
+// fromAny converts a Go value from a caller's context, an enrichment map or a
+// flag document into a value, seeing it exactly as flagd's engine does after
+// its JSON round trip of the context. Scalars and the common container types
+// are read in place; anything else is normalised through encoding/json once,
+// when the rule reads it.
+func fromAny(x any) value {
+	// Context attributes are mostly strings; checking for them first is
+	// cheaper than the full type switch.
+	if _, ok := x.(string); ok {
+		return value{k: kStr, ref: x}
+	}
+	switch t := x.(type) {
+	case nil:
+		return null
+	case string:
+		return value{k: kStr, ref: x}
+	case bool:
+		return value{k: kBool, b: t}
+	case float64:
+		return value{k: kNum, n: t}
+	case int:
+		return value{k: kNum, n: float64(t)}
+	case int64:
+		return value{k: kNum, n: float64(t)}
+	case int32:
+		return value{k: kNum, n: float64(t)}
+	case int16:
+		return value{k: kNum, n: float64(t)}
+	case int8:
+		return value{k: kNum, n: float64(t)}
+	case uint:
+		return value{k: kNum, n: float64(t)}
+	case uint64:
+		return value{k: kNum, n: float64(t)}
+	case uint32:
+		return value{k: kNum, n: float64(t)}
+	case uint16:
+		return value{k: kNum, n: float64(t)}
+	case uint8:
+		return value{k: kNum, n: float64(t)}
+	case float32:
+		return value{k: kNum, n: float32AsJSON(t)}
+	case json.Number:
+		f, _ := strconv.ParseFloat(string(t), 64)
+		return value{k: kNum, n: f}
+	case []any:
+		return value{k: kArr, ref: t}
+	case map[string]any:
+		return value{k: kObj, ref: t}
+	case []string, []float64, []int, []int64, []bool:
+		return value{k: kArr, ref: t}
+	case map[string]string:
+		return value{k: kObj, ref: t}
+	case []value:
+		return value{k: kArr, ref: t}
+	}
+	return fromAny(normalizeSlow(x))
+}
+
+// float32AsJSON is the float64 that encoding/json produces for a float32: it
+// prints the shortest decimal for 32 bits, which then parses as float64.
+func float32AsJSON(f float32) float64 {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return float64(f)
+	}
+	var buf [32]byte
+	b := strconv.AppendFloat(buf[:0], float64(f), 'g', -1, 32)
+	out, _ := strconv.ParseFloat(string(b), 64)
+	return out
+}
+
+// normalizeSlow turns any other Go value (structs, pointers, time.Time,
+// named types, maps with non-string keys…) into the plain JSON form that
+// flagd's engine would have seen. Values encoding/json cannot encode become
+// null.
+func normalizeSlow(x any) any {
+	rv := reflect.ValueOf(x)
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Array:
+		if rv.Kind() == reflect.Slice && rv.IsNil() {
+			return nil
+		}
+		if rv.Type().Elem().Kind() != reflect.Uint8 {
+			out := make([]any, rv.Len())
+			for i := range out {
+				out[i] = rv.Index(i).Interface()
+			}
+			return out
+		}
+	case reflect.Map:
+		if rv.IsNil() {
+			return nil
+		}
+		if rv.Type().Key().Kind() == reflect.String {
+			out := make(map[string]any, rv.Len())
+			it := rv.MapRange()
+			for it.Next() {
+				out[it.Key().String()] = it.Value().Interface()
+			}
+			return out
+		}
+	}
+	b, err := json.Marshal(x)
+	if err != nil {
+		return nil
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil
+	}
+	return out
+}
+
+// arrLen is the length of an array value.
+func arrLen(v value) int {
+	switch t := v.ref.(type) {
+	case []value:
+		return len(t)
+	case []any:
+		return len(t)
+	case []string:
+		return len(t)
+	case []float64:
+		return len(t)
+	case []int:
+		return len(t)
+	case []int64:
+		return len(t)
+	case []bool:
+		return len(t)
+	}
+	return 0
+}
+
+// arrAt is element i of an array value; i must be in range.
+func arrAt(v value, i int) value {
+	switch t := v.ref.(type) {
+	case []value:
+		return t[i]
+	case []any:
+		return fromAny(t[i])
+	case []string:
+		return value{k: kStr, ref: t[i]}
+	case []float64:
+		return value{k: kNum, n: t[i]}
+	case []int:
+		return value{k: kNum, n: float64(t[i])}
+	case []int64:
+		return value{k: kNum, n: float64(t[i])}
+	case []bool:
+		return value{k: kBool, b: t[i]}
+	}
+	return null
+}
+
+// objLen is the number of keys of an object value.
+func (e *env) objLen(v value) int {
+	switch v.k {
+	case kRoot:
+		return len(e.rootMap())
+	case kFlagd, kReduce:
+		return 2 + btoi(v.k == kReduce)
+	}
+	switch t := v.ref.(type) {
+	case map[string]any:
+		return len(t)
+	case map[string]string:
+		return len(t)
+	}
+	return 0
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// objGet looks key up in a plain object value.
+func objGet(v value, key string) value {
+	switch t := v.ref.(type) {
+	case map[string]any:
+		return fromAny(t[key])
+	case map[string]string:
+		s, ok := t[key]
+		if !ok {
+			return null
+		}
+		return value{k: kStr, ref: s}
+	}
+	return null
+}
+
+// reduceState is the data object of one reduce step.
+type reduceState struct {
+	current     value
+	accumulator value
+	valueType   string
+}
+
+func (r *reduceState) get(key string) value {
+	switch key {
+	case "current":
+		return r.current
+	case "accumulator":
+		return r.accumulator
+	case "valueType":
+		return strVal(r.valueType)
+	}
+	return null
+}
+
+// isObject reports whether v is any kind of JSON object.
+func (v value) isObject() bool { return v.k == kObj || v.k == kRoot || v.k == kFlagd || v.k == kReduce }
+
+// toAny converts a value to the plain Go form encoding/json produces
+// (nil, bool, float64, string, []any, map[string]any). Containers that
+// already have that form are returned as they are, not copied.
+func (e *env) toAny(v value) any {
+	switch v.k {
+	case kNull:
+		return nil
+	case kBool:
+		return v.b
+	case kNum:
+		if v.goInt {
+			return int(v.n)
+		}
+		return v.n
+	case kStr:
+		return v.str()
+	case kArr:
+		if a, ok := v.ref.([]any); ok {
+			return a
+		}
+		n := arrLen(v)
+		out := make([]any, n)
+		for i := range n {
+			out[i] = e.toAny(arrAt(v, i))
+		}
+		return out
+	case kObj:
+		switch t := v.ref.(type) {
+		case map[string]any:
+			return t
+		case map[string]string:
+			out := make(map[string]any, len(t))
+			for k, s := range t {
+				out[k] = s
+			}
+			return out
+		}
+		return map[string]any{}
+	case kRoot:
+		return e.rootMap()
+	case kFlagd:
+		return map[string]any{"flagKey": e.f.key, "timestamp": float64(e.timestamp())}
+	case kReduce:
+		r := v.ref.(*reduceState)
+		return map[string]any{
+			"current":     e.toAny(r.current),
+			"accumulator": e.toAny(r.accumulator),
+			"valueType":   r.valueType,
+		}
+	}
+	return nil
+}
+
+// truthy is JsonLogic truthiness as the reference engine defines it. Note
+// that NaN is truthy there (it only tests != 0).
+func (e *env) truthy(v value) bool {
+	if v.k == kBool {
+		return v.b
+	}
+	return e.truthySlow(v)
+}
+
+func (e *env) truthySlow(v value) bool {
+	switch v.k {
+	case kNum:
+		return v.n != 0
+	case kStr:
+		return len(v.str()) > 0
+	case kArr:
+		return arrLen(v) > 0
+	case kObj, kRoot, kFlagd, kReduce:
+		return e.objLen(v) > 0
+	}
+	return false
+}
+
+// strictNumber is the reference engine's typing.ToNumber: strings parse
+// (badly formed ones give 0), numbers pass, everything else is an error.
+func strictNumber(v value) (float64, bool) {
+	switch v.k {
+	case kNum:
+		return v.n, true
+	case kStr:
+		f, _ := strconv.ParseFloat(v.str(), 64)
+		return f, true
+	}
+	return 0, false
+}
+
+// looseNumber is the reference engine's javascript.ToNumber, used by the
+// comparison operators: null is 0, booleans 1/0, blank strings 0, other
+// unparsable strings and containers NaN.
+func looseNumber(v value) float64 {
+	switch v.k {
+	case kNull:
+		return 0
+	case kNum:
+		return v.n
+	case kBool:
+		if v.b {
+			return 1
+		}
+		return 0
+	case kStr:
+		if isBlank(v.str()) {
+			return 0
+		}
+		f, err := strconv.ParseFloat(v.str(), 64)
+		if err != nil && !isRangeErr(err) {
+			return math.NaN()
+		}
+		return f
+	}
+	return math.NaN()
+}
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+// isBlank matches strings.TrimSpace(s) == "" without building the string.
+func isBlank(s string) bool {
+	for _, r := range s {
+		if !unicode.IsSpace(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// strictString is the reference engine's typing.ToString: numbers print in
+// plain decimal, null is "", strings pass, everything else is an error.
+func strictString(v value) (string, bool) {
+	switch v.k {
+	case kStr:
+		return v.str(), true
+	case kNum:
+		return formatPlain(v.n), true
+	case kNull:
+		return "", true
+	}
+	return "", false
+}
+
+func formatPlain(f float64) string {
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+// toInt converts like Go's int(float64) does on amd64, where the reference
+// engine runs in practice: NaN and out-of-range values become MinInt64. Doing
+// it explicitly keeps results identical on every architecture.
+func toInt(f float64) int {
+	if math.IsNaN(f) || f >= 9223372036854775807.0 || f < -9223372036854775808.0 {
+		return math.MinInt64
+	}
+	return int(f)
+}
+
+// plain converts a value into pure JSON form (nil, bool, float64, string,
+// []any, map[string]any) all the way down, as another language's provider
+// would see it after decoding the same JSON. Typed hashing and returned
+// objects need this; it copies containers.
+func (e *env) plain(v value) any {
+	switch v.k {
+	case kArr:
+		n := arrLen(v)
+		out := make([]any, n)
+		for i := range n {
+			out[i] = e.plain(arrAt(v, i))
+		}
+		return out
+	case kObj:
+		switch t := v.ref.(type) {
+		case map[string]any:
+			out := make(map[string]any, len(t))
+			for k, x := range t {
+				out[k] = e.plain(fromAny(x))
+			}
+			return out
+		case map[string]string:
+			out := make(map[string]any, len(t))
+			for k, s := range t {
+				out[k] = s
+			}
+			return out
+		}
+		return map[string]any{}
+	case kRoot, kFlagd, kReduce:
+		return e.plain(fromAny(e.toAny(v)))
+	case kNum:
+		return v.n
+	}
+	return e.toAny(v)
+}
