@@ -1,0 +1,261 @@
+package sync
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	stdsync "sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// waitTimeout bounds every wait; a passing wait takes milliseconds.
+const waitTimeout = 5 * time.Second
+
+// testDebounce keeps the suite fast while still leaving a writer room to
+// finish a burst.
+const testDebounce = 10 * time.Millisecond
+
+// call is one call a Source made on its Sink.
+type call struct {
+	kind  string // "update", "lost" or "fatal"
+	flags string
+	orig  string
+	err   error
+}
+
+func (c call) String() string {
+	if c.kind == "update" {
+		return fmt.Sprintf("update(%q)", c.flags)
+	}
+	return fmt.Sprintf("%s(%v)", c.kind, c.err)
+}
+
+// recorder is a Sink that remembers its calls and lets a test wait for
+// them. It also notices if it is ever called concurrently.
+type recorder struct {
+	mu     stdsync.Mutex
+	calls  []call
+	notify chan struct{} // closed and replaced on every call
+
+	inside   atomic.Int32
+	overlaps atomic.Int32
+}
+
+func newRecorder() *recorder { return &recorder{notify: make(chan struct{})} }
+
+func (r *recorder) record(c call) {
+	if r.inside.Add(1) != 1 {
+		r.overlaps.Add(1)
+	}
+	defer r.inside.Add(-1)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, c)
+	close(r.notify)
+	r.notify = make(chan struct{})
+}
+
+func (r *recorder) Update(u Update) {
+	r.record(call{kind: "update", flags: string(u.Flags), orig: u.Origin})
+}
+func (r *recorder) Lost(err error)  { r.record(call{kind: "lost", err: err}) }
+func (r *recorder) Fatal(err error) { r.record(call{kind: "fatal", err: err}) }
+
+func (r *recorder) snapshot() []call {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.calls)
+}
+
+// waitFor returns the calls as soon as cond holds for them, and fails the
+// test if it does not within waitTimeout.
+func (r *recorder) waitFor(t *testing.T, what string, cond func([]call) bool) []call {
+	t.Helper()
+	deadline := time.NewTimer(waitTimeout)
+	defer deadline.Stop()
+	for {
+		r.mu.Lock()
+		calls, ch := slices.Clone(r.calls), r.notify
+		r.mu.Unlock()
+		if cond(calls) {
+			return calls
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			t.Fatalf("timed out after %v waiting for %s; sink got %v", waitTimeout, what, calls)
+		}
+	}
+}
+
+// waitUpdate waits until the latest call is an Update carrying want.
+func (r *recorder) waitUpdate(t *testing.T, want string) []call {
+	t.Helper()
+	return r.waitFor(t, fmt.Sprintf("update(%q)", want), func(calls []call) bool {
+		n := len(calls)
+		return n > 0 && calls[n-1].kind == "update" && calls[n-1].flags == want
+	})
+}
+
+// waitLost waits until the latest call is a Lost.
+func (r *recorder) waitLost(t *testing.T) error {
+	t.Helper()
+	calls := r.waitFor(t, "lost", func(calls []call) bool {
+		n := len(calls)
+		return n > 0 && calls[n-1].kind == "lost"
+	})
+	return calls[len(calls)-1].err
+}
+
+func count(calls []call, kind string) int {
+	n := 0
+	for _, c := range calls {
+		if c.kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+func updates(calls []call) []string {
+	var out []string
+	for _, c := range calls {
+		if c.kind == "update" {
+			out = append(out, c.flags)
+		}
+	}
+	return out
+}
+
+// harness runs one File under test.
+type harness struct {
+	f     *File
+	rec   *recorder
+	reads atomic.Int64 // reads attempted, successful or not
+
+	cancel context.CancelFunc
+	done   chan error
+	once   stdsync.Once
+}
+
+// start builds a File from cfg (filling in a short Debounce and a PollInterval
+// long enough that only the watcher can notice changes, unless cfg says
+// otherwise), lets setup replace its hooks, and runs it until the test ends.
+func start(t *testing.T, cfg FileConfig, setup func(*File)) *harness {
+	t.Helper()
+	if cfg.Debounce == 0 {
+		cfg.Debounce = testDebounce
+	}
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = time.Minute
+	}
+	f, err := NewFile(cfg)
+	if err != nil {
+		t.Fatalf("NewFile: %v", err)
+	}
+	h := &harness{f: f, rec: newRecorder(), done: make(chan error, 1)}
+	if setup != nil {
+		setup(f)
+	}
+	read := f.readFile
+	f.readFile = func(p string) ([]byte, error) {
+		h.reads.Add(1)
+		return read(p)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	go func() { h.done <- f.Run(ctx, h.rec) }()
+	t.Cleanup(func() {
+		h.stop(t)
+		if n := h.rec.overlaps.Load(); n > 0 {
+			t.Errorf("sink was called concurrently %d times", n)
+		}
+		if n := count(h.rec.snapshot(), "fatal"); n > 0 {
+			t.Errorf("a file source never gives up, yet it called Fatal %d times", n)
+		}
+	})
+	return h
+}
+
+// stop cancels Run and waits for it, returning how long that took.
+func (h *harness) stop(t *testing.T) time.Duration {
+	t.Helper()
+	var took time.Duration
+	h.once.Do(func() {
+		begin := time.Now()
+		h.cancel()
+		select {
+		case err := <-h.done:
+			took = time.Since(begin)
+			if err != nil {
+				t.Errorf("Run returned %v after cancel, want nil", err)
+			}
+		case <-time.After(waitTimeout):
+			t.Errorf("Run did not return within %v of cancel", waitTimeout)
+		}
+	})
+	return took
+}
+
+// waitReads waits until the File has attempted n reads in all.
+func (h *harness) waitReads(t *testing.T, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for h.reads.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %d reads; got %d", n, h.reads.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// logBuffer collects log output from the goroutine running Run.
+type logBuffer struct {
+	mu  stdsync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *logBuffer) count(substr string) int {
+	return strings.Count(b.String(), substr)
+}
+
+// waitFor waits until substr has been logged at least n times.
+func (b *logBuffer) waitFor(t *testing.T, substr string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for b.count(substr) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %d log lines with %s:\n%s", n, substr, b.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func newTestLogger(b *logBuffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}

@@ -1,0 +1,41 @@
+package sync
+
+import "context"
+
+// Source produces complete flag sets and reports when it loses and regains
+// its origin.
+type Source interface {
+	// Run delivers to sink until ctx is done, then returns once every
+	// goroutine it started has finished. It is called at most once. The
+	// error is nil when Run stopped because ctx was done.
+	Run(ctx context.Context, sink Sink) error
+}
+
+// Sink receives what a Source produces. A Source calls its methods from one
+// goroutine at a time, in the order things happened; the methods return
+// quickly and never block on the source's behalf.
+type Sink interface {
+	// Update delivers a complete flag document. It also means the source
+	// is (again) connected to its origin.
+	Update(Update)
+	// Lost reports that the source cannot currently reach its origin (a
+	// deleted or unreadable file, a broken stream). The flags already
+	// delivered stay in force; the next Update means recovery.
+	Lost(err error)
+	// Fatal reports that the source has given up for good, for example
+	// because the server refused it with a status configured as fatal. No
+	// more calls follow.
+	Fatal(err error)
+}
+
+// Update is one complete flag set from a source.
+type Update struct {
+	// Flags is the flag document, JSON or YAML.
+	Flags []byte
+	// SyncContext is the evaluation data the source adds to every
+	// evaluation (a gRPC sync_context), or nil when it has none.
+	SyncContext map[string]any
+	// Origin names where the flags came from, for messages: a file path,
+	// a server address.
+	Origin string
+}
