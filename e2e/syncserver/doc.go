@@ -1,0 +1,18 @@
+// Package syncserver is a flagd sync server for tests and examples: a real
+// gRPC server implementing flagd.sync.v1.FlagSyncService whose flag sets,
+// sync context, metadata and failure modes are set from Go.
+//
+// A test builds a [Server] with [New], starts it with [Server.ListenTCP] or
+// [Server.ListenUnix] and points a client at [Server.Addr]. Changing a flag
+// set with [Server.SetFlags] or [Server.SetSelectorFlags] pushes it to every
+// open stream that serves it, so a client sees the update as it would from
+// flagd. [Server.Stop] and [Server.Restart] break and restore the
+// connection on the same address, [Server.SetStatus] makes new streams fail
+// with a chosen gRPC status, and [Server.SendRaw] sends a payload that is not
+// a valid flag set. [Server.Requests] tells what the client asked for,
+// including the selector header and the authority it sent.
+//
+// The selector in force for a call is the flagd-selector header when the
+// client sends one, otherwise the request's selector field; a call without
+// either gets the default set given with [WithFlags].
+package syncserver

@@ -1,0 +1,181 @@
+package syncserver
+
+import (
+	"context"
+	"time"
+
+	"buf.build/gen/go/open-feature/flagd/grpc/go/flagd/sync/v1/syncv1grpc"
+	syncv1 "buf.build/gen/go/open-feature/flagd/protocolbuffers/go/flagd/sync/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// message is one response waiting to be sent on a stream.
+type message struct {
+	payload string
+	syncCtx *structpb.Struct // shared and never modified; cloned when sent
+	raw     bool
+}
+
+// subscriber is one open SyncFlags stream. Its queue is filled by the
+// setters under Server.mu and drained by the stream's handler, so a setter
+// never waits for a client that reads slowly or not at all.
+type subscriber struct {
+	selector string
+	queue    []message     // guarded by Server.mu
+	wake     chan struct{} // capacity 1: one pending wake-up covers any number of pushes
+}
+
+// push queues m; Server.mu must be held. A set replacing a set that has not
+// been sent yet takes its place, since a client only needs the latest one,
+// which keeps the queue short for a stalled client. Raw payloads are always
+// kept: a test sending one expects the client to see it.
+func (sub *subscriber) push(m message) {
+	if n := len(sub.queue); n > 0 && !m.raw && !sub.queue[n-1].raw {
+		sub.queue[n-1] = m
+	} else {
+		sub.queue = append(sub.queue, m)
+	}
+	select {
+	case sub.wake <- struct{}{}:
+	default:
+	}
+}
+
+type service struct {
+	syncv1grpc.UnimplementedFlagSyncServiceServer
+	s   *Server
+	gen *generation
+}
+
+func (svc *service) SyncFlags(req *syncv1.SyncFlagsRequest, stream grpc.ServerStreamingServer[syncv1.SyncFlagsResponse]) error {
+	s := svc.s
+	ctx := stream.Context()
+	r := svc.record(ctx, "SyncFlags", req.GetProviderId(), req.GetSelector())
+
+	s.mu.Lock()
+	doc, err := s.selectLocked(r)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	sub := &subscriber{selector: selectorOf(r), wake: make(chan struct{}, 1)}
+	// Queued and registered in one critical section, so no change made
+	// between the first message and registration can be missed.
+	sub.push(message{payload: doc, syncCtx: s.syncCtx})
+	s.subs[sub] = struct{}{}
+	s.streamsChangedLocked()
+	s.mu.Unlock()
+
+	defer func() {
+		s.mu.Lock()
+		delete(s.subs, sub)
+		s.streamsChangedLocked()
+		s.mu.Unlock()
+	}()
+
+	for {
+		s.mu.Lock()
+		pending := sub.queue
+		sub.queue = nil
+		s.mu.Unlock()
+		for _, m := range pending {
+			if err := stream.Send(m.response()); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-sub.wake:
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		case <-svc.gen.stop:
+			return status.Error(codes.Unavailable, "sync server stopped")
+		}
+	}
+}
+
+func (m message) response() *syncv1.SyncFlagsResponse {
+	b := syncv1.SyncFlagsResponse_builder{FlagConfiguration: m.payload}
+	if m.syncCtx != nil {
+		// Each stream marshals its own copy; the stored Struct is shared by
+		// every stream and every queued message.
+		b.SyncContext = proto.CloneOf(m.syncCtx)
+	}
+	return b.Build()
+}
+
+func (svc *service) FetchAllFlags(ctx context.Context, req *syncv1.FetchAllFlagsRequest) (*syncv1.FetchAllFlagsResponse, error) {
+	s := svc.s
+	r := svc.record(ctx, "FetchAllFlags", req.GetProviderId(), req.GetSelector())
+	s.mu.Lock()
+	doc, err := s.selectLocked(r)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return syncv1.FetchAllFlagsResponse_builder{FlagConfiguration: doc}.Build(), nil
+}
+
+// GetMetadata is deprecated in the protocol, but clients still call it.
+func (svc *service) GetMetadata(ctx context.Context, _ *syncv1.GetMetadataRequest) (*syncv1.GetMetadataResponse, error) {
+	s := svc.s
+	svc.record(ctx, "GetMetadata", "", "")
+	s.mu.Lock()
+	md := s.metadata
+	s.mu.Unlock()
+	if md == nil {
+		return nil, status.Error(codes.Unimplemented, "sync server has no metadata")
+	}
+	return syncv1.GetMetadataResponse_builder{Metadata: proto.CloneOf(md)}.Build(), nil
+}
+
+// selectLocked answers what a call for r gets: the configured failure, the
+// set its selector names, or NotFound. Server.mu must be held.
+func (s *Server) selectLocked(r Request) (string, error) {
+	if s.code != codes.OK {
+		return "", status.Error(s.code, s.msg)
+	}
+	sel := selectorOf(r)
+	doc, ok := s.sets[sel]
+	if !ok {
+		return "", status.Errorf(codes.NotFound, "no flag set for selector %q", sel)
+	}
+	return doc, nil
+}
+
+// selectorOf follows flagd: the header replaced the deprecated field, so it
+// wins when both are sent.
+func selectorOf(r Request) string {
+	if r.SelectorHeader != "" {
+		return r.SelectorHeader
+	}
+	return r.Selector
+}
+
+func (svc *service) record(ctx context.Context, method, providerID, selector string) Request {
+	r := Request{
+		Method:     method,
+		ProviderID: providerID,
+		Selector:   selector,
+		Time:       time.Now(),
+	}
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		r.SelectorHeader = first(md.Get(SelectorHeader))
+		r.Authority = first(md.Get(":authority"))
+	}
+	svc.s.mu.Lock()
+	svc.s.requests = append(svc.s.requests, r)
+	svc.s.mu.Unlock()
+	return r
+}
+
+func first(vs []string) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[0]
+}
