@@ -160,7 +160,8 @@ func (e *env) walk(data value, p *path, def value) value {
 func (e *env) walkFrom(cur value, p *path, i int, def value) value {
 	for ; i < len(p.parts); i++ {
 		if m, ok := cur.ref.(map[string]any); ok {
-			return e.walkRaw(m[p.parts[i]], p, i+1, def)
+			x, _ := mapGet(m, p.parts[i])
+			return e.walkRaw(x, p, i+1, def)
 		}
 		next, ok := e.child(cur, p.parts[i], p.idx[i])
 		if !ok || next.k == kNull {
@@ -183,7 +184,7 @@ func (e *env) walkRaw(x any, p *path, i int, def value) value {
 			}
 			return e.walkFrom(fromAny(x), p, i, def)
 		}
-		x = m[p.parts[i]]
+		x, _ = mapGet(m, p.parts[i])
 	}
 	if x == nil {
 		return def
@@ -194,11 +195,12 @@ func (e *env) walkRaw(x any, p *path, i int, def value) value {
 // attrRaw is attr without the conversion.
 func (e *env) attrRaw(key string) any {
 	if e.fs.enrich != nil {
-		if v, ok := e.fs.enrich[key]; ok {
+		if v, ok := mapGet(e.fs.enrich, key); ok {
 			return v
 		}
 	}
-	return e.ctx[key]
+	v, _ := mapGet(e.ctx, key)
+	return v
 }
 
 // getVar is the reference engine's var applied to an already evaluated

@@ -170,6 +170,10 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 	for _, def := range defs {
 		if def.problem != nil {
 			set.problems = append(set.problems, FlagProblem{Flag: def.key, Err: def.problem})
+			if !def.unnamed {
+				f := &flag{key: def.key, keyVal: strVal(def.key), defaultIdx: -1}
+				set.flags[def.key] = f.breakWith(def.problem)
+			}
 			continue
 		}
 		f := l.compileFlag(def.key, def.raw, set.metadata)
@@ -185,6 +189,7 @@ type flagDef struct {
 	key     string
 	raw     any
 	problem error
+	unnamed bool // an entry without a key: it cannot be asked for
 }
 
 // flagDefinitions lists the flags of the document, which may be an object
@@ -209,7 +214,7 @@ func flagDefinitions(top map[string]any) ([]flagDef, error) {
 			obj, _ := el.(map[string]any)
 			key, _ := obj["key"].(string)
 			if key == "" {
-				defs = append(defs, flagDef{key: fmt.Sprintf("flags[%d]", i), problem: fmt.Errorf(`flag entry has no "key"`)})
+				defs = append(defs, flagDef{key: fmt.Sprintf("flags[%d]", i), problem: fmt.Errorf(`flag entry has no "key"`), unnamed: true})
 				continue
 			}
 			if j, dup := seen[key]; dup {

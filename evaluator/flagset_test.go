@@ -318,3 +318,26 @@ func TestUnknownStateIsEnabledWithAWarning(t *testing.T) {
 		t.Errorf("no warning about the state: %q", logs.String())
 	}
 }
+
+func TestFlagsArrayProblems(t *testing.T) {
+	set, err := Load([]byte(`{"flags": [
+	  {"key": "twice", "state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"},
+	  {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"},
+	  {"key": "twice", "state": "ENABLED", "variants": {"on": false}, "defaultVariant": "on"},
+	  {"key": "fine", "state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := set.Keys(); !slices.Equal(got, []string{"fine", "twice"}) {
+		t.Errorf("keys %v", got)
+	}
+	if r := set.ResolveBool("twice", true, nil); r.Err == nil || r.Err.Code != CodeParseError || !strings.Contains(r.Err.Error(), "more than once") {
+		t.Errorf("a key defined twice: %+v", r)
+	}
+	if len(set.Problems()) != 2 {
+		t.Errorf("problems %v", set.Problems())
+	}
+	if r := set.ResolveBool("fine", false, nil); !r.Value {
+		t.Errorf("fine: %+v", r)
+	}
+}

@@ -1,6 +1,9 @@
 package evaluator
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // test is the truthiness of n's value. Conditions (of if, and the operands
 // of and / or beneath one) only need truthiness, and for the operators that
@@ -55,6 +58,12 @@ func (e *env) binary(n *node) value {
 		x := e.attrRaw(a.v.path.parts[0])
 		switch t := x.(type) {
 		case string:
+			if !utf8.ValidString(t) {
+				break
+			}
+			if n.in != nil {
+				return boolVal(n.in.has(t))
+			}
 			if c := b.lit; c.k == kStr {
 				return boolVal(stringOp(n, t, c.str()))
 			}

@@ -1,11 +1,14 @@
 package evaluator
 
 import (
+	"encoding"
 	"encoding/json"
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // kind is the JSON type of a value as the targeting language sees it.
@@ -73,15 +76,20 @@ func objVal(m map[string]any) value { return value{k: kObj, ref: m} }
 // when the rule reads it.
 func fromAny(x any) value {
 	// Context attributes are mostly strings; checking for them first is
-	// cheaper than the full type switch.
-	if _, ok := x.(string); ok {
-		return value{k: kStr, ref: x}
+	// cheaper than the full type switch. Keeping x itself, rather than the
+	// string in it, avoids boxing it again.
+	if s, ok := x.(string); ok {
+		if utf8.ValidString(s) {
+			return value{k: kStr, ref: x}
+		}
+		return strVal(validUTF8(s))
 	}
+	// Containers are kept as the interface value x too: converting a slice
+	// to an interface again would allocate. A nil slice or map is null, as
+	// encoding/json makes it.
 	switch t := x.(type) {
 	case nil:
 		return null
-	case string:
-		return value{k: kStr, ref: x}
 	case bool:
 		return value{k: kBool, b: t}
 	case float64:
@@ -112,17 +120,52 @@ func fromAny(x any) value {
 		f, _ := strconv.ParseFloat(string(t), 64)
 		return value{k: kNum, n: f}
 	case []any:
-		return value{k: kArr, ref: t}
+		return container(kArr, x, t == nil)
 	case map[string]any:
-		return value{k: kObj, ref: t}
-	case []string, []float64, []int, []int64, []bool:
-		return value{k: kArr, ref: t}
+		return container(kObj, x, t == nil)
+	case []string:
+		return container(kArr, x, t == nil)
+	case []float64:
+		return container(kArr, x, t == nil)
+	case []int:
+		return container(kArr, x, t == nil)
+	case []int64:
+		return container(kArr, x, t == nil)
+	case []bool:
+		return container(kArr, x, t == nil)
 	case map[string]string:
-		return value{k: kObj, ref: t}
+		return container(kObj, x, t == nil)
 	case []value:
-		return value{k: kArr, ref: t}
+		return container(kArr, x, t == nil)
 	}
 	return fromAny(normalizeSlow(x))
+}
+
+func container(k kind, x any, isNil bool) value {
+	if isNil {
+		return null
+	}
+	return value{k: k, ref: x}
+}
+
+// textVal is a string from a caller's Go value, as JSON would carry it.
+func textVal(s string) value {
+	if utf8.ValidString(s) {
+		return strVal(s)
+	}
+	return strVal(validUTF8(s))
+}
+
+// validUTF8 replaces every invalid byte with U+FFFD, one for one, as
+// encoding/json does when flagd encodes a context (strings.ToValidUTF8
+// would replace a run of bad bytes with a single one).
+func validUTF8(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for _, r := range s {
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // float32AsJSON is the float64 that encoding/json produces for a float32: it
@@ -142,6 +185,11 @@ func float32AsJSON(f float32) float64 {
 // flagd's engine would have seen. Values encoding/json cannot encode become
 // null.
 func normalizeSlow(x any) any {
+	switch x.(type) {
+	case json.Marshaler, encoding.TextMarshaler:
+		// The type decides its own JSON form.
+		return viaJSON(x)
+	}
 	rv := reflect.ValueOf(x)
 	switch rv.Kind() {
 	case reflect.Slice, reflect.Array:
@@ -168,6 +216,10 @@ func normalizeSlow(x any) any {
 			return out
 		}
 	}
+	return viaJSON(x)
+}
+
+func viaJSON(x any) any {
 	b, err := json.Marshal(x)
 	if err != nil {
 		return nil
@@ -208,7 +260,7 @@ func arrAt(v value, i int) value {
 	case []any:
 		return fromAny(t[i])
 	case []string:
-		return value{k: kStr, ref: t[i]}
+		return textVal(t[i])
 	case []float64:
 		return value{k: kNum, n: t[i]}
 	case []int:
@@ -249,15 +301,44 @@ func btoi(b bool) int {
 func objGet(v value, key string) value {
 	switch t := v.ref.(type) {
 	case map[string]any:
-		return fromAny(t[key])
+		x, _ := mapGet(t, key)
+		return fromAny(x)
 	case map[string]string:
 		s, ok := t[key]
+		if !ok && strings.ContainsRune(key, utf8.RuneError) {
+			for k, ks := range t {
+				if !utf8.ValidString(k) && validUTF8(k) == key {
+					s, ok = ks, true
+				}
+			}
+		}
 		if !ok {
 			return null
 		}
-		return value{k: kStr, ref: s}
+		return textVal(s)
 	}
 	return null
+}
+
+// mapGet looks key up in a caller's map. A key that is not valid UTF-8
+// reaches flagd's engine with U+FFFD in place of each bad byte, so a rule
+// asking for such a name finds it; the scan only happens when the name
+// asked for holds U+FFFD and is not there as it is.
+func mapGet(m map[string]any, key string) (any, bool) {
+	if x, ok := m[key]; ok {
+		return x, true
+	}
+	if !strings.ContainsRune(key, utf8.RuneError) {
+		return nil, false
+	}
+	var found any
+	ok := false
+	for k, x := range m {
+		if !utf8.ValidString(k) && validUTF8(k) == key {
+			found, ok = x, true
+		}
+	}
+	return found, ok
 }
 
 // reduceState is the data object of one reduce step.
@@ -389,18 +470,16 @@ func looseNumber(v value) float64 {
 		if isBlank(v.str()) {
 			return 0
 		}
+		// Out of range counts as not a number too: the reference engine
+		// means to keep ±Inf there but compares the wrapped error with
+		// strconv.ErrRange, which never matches.
 		f, err := strconv.ParseFloat(v.str(), 64)
-		if err != nil && !isRangeErr(err) {
+		if err != nil {
 			return math.NaN()
 		}
 		return f
 	}
 	return math.NaN()
-}
-
-func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
 }
 
 // isBlank matches strings.TrimSpace(s) == "" without building the string.
