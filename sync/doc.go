@@ -4,6 +4,12 @@
 // [File] watches a flag file and survives the ways files are really
 // replaced: editors that write a temporary file and rename it, Kubernetes
 // ConfigMap volumes that swap a symlinked directory, deletion and
-// re-creation, file systems that lose change notifications. Other sources
-// implement [Source] the same way and can be given to the provider.
+// re-creation, file systems that lose change notifications.
+//
+// [GRPC] follows a flagd sync server (flagd.sync.v1.FlagSyncService): every
+// message of its stream is a complete flag set, lost streams are reopened
+// with backoff, and the server's sync context comes along with the flags.
+//
+// Other sources implement [Source] the same way and can be given to the
+// provider.
 package sync
