@@ -1,0 +1,70 @@
+package flagsnap
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/flagsnap/flagsnap/evaluator"
+	"github.com/flagsnap/flagsnap/sync"
+)
+
+// cacheEntry is the content of the cache file: the last accepted flag
+// document, as it came, and its sync context.
+type cacheEntry struct {
+	Flags       string         `json:"flags"`
+	SyncContext map[string]any `json:"syncContext,omitempty"`
+	Origin      string         `json:"origin,omitempty"`
+}
+
+// writeCache stores an accepted flag set. The file is replaced atomically
+// (a temporary file in the same directory, synced, then renamed), so a
+// crash never leaves half a cache behind.
+func writeCache(path string, u sync.Update) error {
+	b, err := json.Marshal(cacheEntry{Flags: string(u.Flags), SyncContext: u.SyncContext, Origin: u.Origin})
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// readCache loads the cached flag set, compiled as a live one would be.
+func (p *Provider) readCache() (*evaluator.FlagSet, error) {
+	b, err := os.ReadFile(p.cfg.cacheFile)
+	if err != nil {
+		return nil, err
+	}
+	var entry cacheEntry
+	if err := json.Unmarshal(b, &entry); err != nil {
+		return nil, fmt.Errorf("cache file %s is corrupt: %w", p.cfg.cacheFile, err)
+	}
+	if entry.Flags == "" {
+		return nil, errors.New("cache file " + p.cfg.cacheFile + " holds no flags")
+	}
+	set, err := evaluator.Load([]byte(entry.Flags), p.loadOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("cache file %s: %w", p.cfg.cacheFile, err)
+	}
+	if enrich := p.enrichment(entry.SyncContext); enrich != nil {
+		set = set.WithEnrichment(enrich)
+	}
+	return set, nil
+}

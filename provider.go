@@ -1,0 +1,500 @@
+package flagsnap
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"reflect"
+	"slices"
+	stdsync "sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/open-feature/go-sdk/openfeature"
+
+	"github.com/flagsnap/flagsnap/evaluator"
+	"github.com/flagsnap/flagsnap/sync"
+)
+
+// Name is the provider's name in OpenFeature metadata and events.
+const Name = "flagsnap"
+
+// Provider is an OpenFeature provider that evaluates flagd flag sets
+// in-process. Evaluations read an immutable snapshot through one atomic
+// pointer: they never lock and never wait for a source.
+type Provider struct {
+	cfg      config
+	loadOpts []evaluator.Option
+	snap     atomic.Pointer[evaluator.FlagSet]
+	events   *emitter
+
+	mu  stdsync.Mutex // guards run across Init and Shutdown
+	run *run
+}
+
+var (
+	_ openfeature.FeatureProvider          = (*Provider)(nil)
+	_ openfeature.ContextAwareStateHandler = (*Provider)(nil)
+	_ openfeature.EventHandler             = (*Provider)(nil)
+)
+
+// NewProvider returns a provider configured by the FLAGD_* environment
+// variables and then opts. Invalid options or variables are an error; no
+// source is contacted until Init.
+func NewProvider(opts ...Option) (*Provider, error) {
+	cfg := defaultConfig()
+	cfg.applyEnv()
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	if err := cfg.check(); err != nil {
+		return nil, fmt.Errorf("flagsnap: %w", err)
+	}
+	p := &Provider{cfg: cfg, events: newEmitter()}
+	p.loadOpts = []evaluator.Option{evaluator.WithFractionalVersion(cfg.version), evaluator.WithLogger(cfg.logger)}
+	if cfg.strict {
+		p.loadOpts = append(p.loadOpts, evaluator.WithStrict())
+	}
+	// Building the source checks what only it can check (a readable CA
+	// file, a target gRPC accepts) now rather than at Init. It does not
+	// touch the network or the flag file; Init builds a fresh one.
+	if _, err := p.newSource(); err != nil {
+		return nil, fmt.Errorf("flagsnap: %w", err)
+	}
+	return p, nil
+}
+
+// Metadata names the provider.
+func (p *Provider) Metadata() openfeature.Metadata { return openfeature.Metadata{Name: Name} }
+
+// Hooks returns no hooks.
+func (p *Provider) Hooks() []openfeature.Hook { return nil }
+
+// EventChannel is where the provider's events arrive.
+func (p *Provider) EventChannel() <-chan openfeature.Event { return p.events.out }
+
+// FlagSetMetadata is the metadata of the flag set in force (nil before the
+// first one), as a copy.
+func (p *Provider) FlagSetMetadata() map[string]any {
+	if set := p.snap.Load(); set != nil {
+		return maps.Clone(set.Metadata())
+	}
+	return nil
+}
+
+// Init starts the source and waits, up to the deadline, for the first flag
+// set.
+func (p *Provider) Init(evalCtx openfeature.EvaluationContext) error {
+	return p.InitWithContext(context.Background(), evalCtx)
+}
+
+// InitWithContext starts the source and waits for the first flag set, until
+// the deadline (WithDeadline) or ctx ends. When it gives up the provider
+// keeps trying in the background and reports READY when flags arrive. A
+// source that fails fatally makes Init return an
+// *openfeature.ProviderInitError with code PROVIDER_FATAL.
+func (p *Provider) InitWithContext(ctx context.Context, _ openfeature.EvaluationContext) error {
+	p.mu.Lock()
+	r := p.run
+	if r == nil {
+		src, err := p.newSource()
+		if err != nil {
+			p.mu.Unlock()
+			return &openfeature.ProviderInitError{ErrorCode: openfeature.ProviderFatalCode, Message: err.Error()}
+		}
+		r = p.start(src)
+		p.run = r
+	}
+	p.mu.Unlock()
+
+	timer := time.NewTimer(p.cfg.deadline)
+	defer timer.Stop()
+	select {
+	case <-r.ready:
+		return nil
+	case <-r.fatal:
+		return &openfeature.ProviderInitError{ErrorCode: openfeature.ProviderFatalCode, Message: r.fatalErr.Error()}
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	var cached *evaluator.FlagSet
+	if p.cfg.cacheFile != "" {
+		set, err := p.readCache()
+		if err != nil {
+			p.cfg.logger.Warn("flag cache not used", slog.String("error", err.Error()))
+		}
+		cached = set
+	}
+	return r.giveUpInit(cached)
+}
+
+// Shutdown stops the source and every goroutine of the provider. It is
+// idempotent; no event is sent after it returns.
+func (p *Provider) Shutdown() { _ = p.ShutdownWithContext(context.Background()) }
+
+// ShutdownWithContext is Shutdown that stops waiting when ctx ends.
+func (p *Provider) ShutdownWithContext(ctx context.Context) error {
+	p.mu.Lock()
+	r := p.run
+	p.run = nil
+	p.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	return r.stop(ctx)
+}
+
+func (p *Provider) newSource() (sync.Source, error) {
+	switch {
+	case p.cfg.sourceSet:
+		return p.cfg.source, nil
+	case p.cfg.fileSet:
+		return sync.NewFile(sync.FileConfig{Path: p.cfg.filePath, PollInterval: p.cfg.pollInterval, Logger: p.cfg.logger})
+	}
+	return sync.NewGRPC(sync.GRPCConfig{
+		Host:             p.cfg.host,
+		Port:             p.cfg.port,
+		TargetURI:        p.cfg.targetURI,
+		SocketPath:       p.cfg.socketPath,
+		TLS:              p.cfg.tls,
+		CACertPath:       p.cfg.caCertPath,
+		Selector:         p.cfg.selector,
+		ProviderID:       p.cfg.providerID,
+		Deadline:         p.cfg.deadline,
+		StreamDeadline:   p.cfg.streamDeadline,
+		RetryBackoff:     p.cfg.retryBackoff,
+		RetryBackoffMax:  p.cfg.retryBackoffMax,
+		KeepAlive:        p.cfg.keepAlive,
+		FatalStatusCodes: p.cfg.fatalCodes,
+		DialOptions:      p.cfg.dialOptions,
+		Logger:           p.cfg.logger,
+	})
+}
+
+// run is one lifetime of the provider, from Init to Shutdown: the source's
+// goroutine, the grace-period supervisor and the event pump.
+type run struct {
+	p      *Provider
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     stdsync.WaitGroup
+	kick   chan struct{} // wakes the supervisor after a state change
+
+	ready    chan struct{} // closed by the first flag set
+	fatal    chan struct{} // closed by a fatal source error
+	fatalErr error
+
+	mu        stdsync.Mutex
+	state     state
+	initOpen  bool // Init is still waiting: it reports the first outcome
+	readyDone bool
+	fatalDone bool
+	lastErr   error
+	enrich    map[string]any
+
+	staleAfterInit bool // cached flags are served: STALE is due
+}
+
+type state uint8
+
+const (
+	stateStarting state = iota // no flags yet, Init waiting
+	stateReady
+	stateStale     // source lost, within the grace period
+	stateError     // lost beyond the grace period, or a flag set was rejected
+	stateFatal     // the source gave up
+	stateInitError // Init gave up before the first flag set
+)
+
+func (p *Provider) start(src sync.Source) *run {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &run{
+		p: p, ctx: ctx, cancel: cancel,
+		kick:     make(chan struct{}, 1),
+		ready:    make(chan struct{}),
+		fatal:    make(chan struct{}),
+		initOpen: true,
+	}
+	p.events.open()
+	r.wg.Add(3)
+	go func() {
+		defer r.wg.Done()
+		p.events.pump(ctx)
+	}()
+	go func() {
+		defer r.wg.Done()
+		r.supervise()
+	}()
+	go func() {
+		defer r.wg.Done()
+		if err := src.Run(ctx, (*sink)(r)); err != nil && ctx.Err() == nil {
+			p.cfg.logger.Error("flag source stopped", slog.String("error", err.Error()))
+			(*sink)(r).Fatal(err)
+		}
+	}()
+	return r
+}
+
+func (r *run) stop(ctx context.Context) error {
+	r.mu.Lock()
+	r.state = stateFatal // nothing more is reported
+	r.mu.Unlock()
+	r.p.events.close()
+	r.cancel()
+	done := make(chan struct{})
+	go func() {
+		r.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// giveUpInit ends Init's wait without flags from the source. With cached
+// flags it serves them and reports STALE; it answers nil as well when the
+// flags arrived in the meantime.
+func (r *run) giveUpInit(cached *evaluator.FlagSet) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.readyDone {
+		return nil
+	}
+	if r.fatalDone {
+		return &openfeature.ProviderInitError{ErrorCode: openfeature.ProviderFatalCode, Message: r.fatalErr.Error()}
+	}
+	r.initOpen = false
+	if cached != nil {
+		r.p.snap.Store(cached)
+		r.readyDone = true
+		r.state = stateStale
+		// OpenFeature announces READY when Init returns; STALE must come
+		// after it, so the supervisor sends it a moment later.
+		r.staleAfterInit = true
+		r.wake()
+		return nil
+	}
+	r.state = stateInitError
+	if r.lastErr != nil {
+		return fmt.Errorf("no flags within %v: %w", r.p.cfg.deadline, r.lastErr)
+	}
+	return fmt.Errorf("no flags within %v", r.p.cfg.deadline)
+}
+
+// initAnnounceDelay separates the READY that OpenFeature sends when Init
+// returns from the STALE that follows when cached flags are served.
+const initAnnounceDelay = 50 * time.Millisecond
+
+// supervise turns a lost source into ERROR once the grace period has
+// passed without a new flag set.
+func (r *run) supervise() {
+	var timer *time.Timer
+	var expired <-chan time.Time
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-r.kick:
+			r.mu.Lock()
+			stale := r.state == stateStale
+			announce := r.staleAfterInit
+			r.staleAfterInit = false
+			r.mu.Unlock()
+			if announce {
+				select {
+				case <-time.After(initAnnounceDelay):
+				case <-r.ctx.Done():
+					return
+				}
+				r.mu.Lock()
+				if r.state == stateStale {
+					r.emit(openfeature.ProviderStale, "serving cached flags: the source is unavailable: "+errText(r.lastErr), nil, "")
+				}
+				r.mu.Unlock()
+			}
+			switch {
+			case stale && timer == nil:
+				timer = time.NewTimer(r.p.cfg.grace)
+				expired = timer.C
+			case !stale && timer != nil:
+				timer.Stop()
+				timer, expired = nil, nil
+			}
+		case <-expired:
+			timer, expired = nil, nil
+			r.mu.Lock()
+			if r.state == stateStale {
+				r.state = stateError
+				r.emit(openfeature.ProviderError, "flag source lost for longer than the grace period: "+errText(r.lastErr), nil, "")
+			}
+			r.mu.Unlock()
+		}
+	}
+}
+
+func (r *run) wake() {
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (r *run) emit(t openfeature.EventType, msg string, changes []string, code openfeature.ErrorCode) {
+	r.p.events.send(openfeature.Event{
+		ProviderName: Name,
+		EventType:    t,
+		ProviderEventDetails: openfeature.ProviderEventDetails{
+			Message:     msg,
+			FlagChanges: changes,
+			ErrorCode:   code,
+		},
+	})
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "unknown reason"
+	}
+	return err.Error()
+}
+
+// sink is how a source reaches a run.
+type sink run
+
+func (s *sink) Update(u sync.Update) {
+	r := (*run)(s)
+	p := r.p
+	set, err := evaluator.Load(u.Flags, p.loadOpts...)
+	if err != nil {
+		r.rejected(u.Origin, err)
+		return
+	}
+	enrich := p.enrichment(u.SyncContext)
+	if enrich != nil {
+		set = set.WithEnrichment(enrich)
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state == stateFatal {
+		return
+	}
+	// The new flags are compiled and in force before anyone hears of them.
+	old := p.snap.Swap(set)
+	added, removed, changed := set.Changes(old)
+	changes := slices.Concat(added, removed, changed)
+	if old != nil && !reflect.DeepEqual(old.Enrichment(), enrich) {
+		// Every flag may evaluate differently with other enrichment.
+		changes = unionKeys(old, set)
+	}
+	r.enrich = enrich
+	r.lastErr = nil
+
+	switch {
+	case r.initOpen:
+		// Init returns nil and OpenFeature announces READY itself.
+		r.initOpen = false
+		r.readyDone = true
+		close(r.ready)
+	case r.state == stateReady:
+		if len(changes) > 0 {
+			r.emit(openfeature.ProviderConfigChange, "flags changed", changes, "")
+		}
+	default: // back from a loss, a rejected flag set or a failed Init
+		r.readyDone = true
+		r.emit(openfeature.ProviderReady, "flags loaded from "+u.Origin, nil, "")
+		r.emit(openfeature.ProviderConfigChange, "flags loaded from "+u.Origin, changes, "")
+	}
+	r.state = stateReady
+	r.wake()
+	p.cfg.logger.Debug("flags loaded", slog.String("origin", u.Origin), slog.Int("flags", set.Len()), slog.Int("changed", len(changes)))
+	if p.cfg.cacheFile != "" {
+		if err := writeCache(p.cfg.cacheFile, u); err != nil {
+			p.cfg.logger.Warn("flag cache not written", slog.String("path", p.cfg.cacheFile), slog.String("error", err.Error()))
+		}
+	}
+}
+
+// rejected handles a flag set that does not parse: the flags in force stay,
+// and the reason is logged and reported.
+func (r *run) rejected(origin string, err error) {
+	r.p.cfg.logger.Error("flag set rejected; the previous flags stay in force", slog.String("origin", origin), slog.String("error", err.Error()))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lastErr = err
+	if r.initOpen || r.state == stateFatal {
+		return // Init reports it
+	}
+	r.state = stateError
+	r.emit(openfeature.ProviderError, fmt.Sprintf("flag set from %s rejected: %v", origin, err), nil, openfeature.ParseErrorCode)
+	r.wake()
+}
+
+func (s *sink) Lost(err error) {
+	r := (*run)(s)
+	r.p.cfg.logger.Warn("flag source lost; serving the last flags", slog.String("error", errText(err)))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lastErr = err
+	switch r.state {
+	case stateReady:
+		r.state = stateStale
+		r.emit(openfeature.ProviderStale, "flag source lost: "+errText(err), nil, "")
+		r.wake()
+	case stateError:
+		// Already reported; a lost source stays an error.
+	}
+}
+
+func (s *sink) Fatal(err error) {
+	r := (*run)(s)
+	r.p.cfg.logger.Error("flag source failed for good", slog.String("error", errText(err)))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state == stateFatal {
+		return
+	}
+	open := r.initOpen
+	r.state = stateFatal
+	r.fatalErr = err
+	if open {
+		r.fatalDone = true
+		close(r.fatal)
+		return
+	}
+	r.emit(openfeature.ProviderError, "flag source failed: "+errText(err), nil, openfeature.ProviderFatalCode)
+	r.wake()
+}
+
+// enrichment is the data every evaluation of a flag set sees: the user's
+// enricher's values with the sync context over them.
+func (p *Provider) enrichment(syncCtx map[string]any) map[string]any {
+	var out map[string]any
+	if p.cfg.enricher != nil {
+		out = maps.Clone(p.cfg.enricher(syncCtx))
+	}
+	if len(syncCtx) > 0 {
+		if out == nil {
+			out = make(map[string]any, len(syncCtx))
+		}
+		maps.Copy(out, syncCtx)
+	}
+	return out
+}
+
+func unionKeys(a, b *evaluator.FlagSet) []string {
+	keys := slices.Concat(a.Keys(), b.Keys())
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}

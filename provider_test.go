@@ -1,0 +1,448 @@
+package flagsnap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	stdsync "sync"
+	"testing"
+	"time"
+
+	"github.com/open-feature/go-sdk/openfeature"
+	"go.uber.org/goleak"
+
+	"github.com/flagsnap/flagsnap/sync"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	// OpenFeature keeps goroutines for the providers it was given.
+	openfeature.Shutdown()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// fakeSource is a Source the test drives by hand.
+type fakeSource struct {
+	sinks   chan sync.Sink
+	stopped chan struct{}
+}
+
+func newFakeSource() *fakeSource {
+	return &fakeSource{sinks: make(chan sync.Sink, 1), stopped: make(chan struct{})}
+}
+
+func (f *fakeSource) Run(ctx context.Context, s sync.Sink) error {
+	f.sinks <- s
+	<-ctx.Done()
+	close(f.stopped)
+	return nil
+}
+
+// sink waits for Run and returns what it was given.
+func (f *fakeSource) sink(t *testing.T) sync.Sink {
+	t.Helper()
+	select {
+	case s := <-f.sinks:
+		f.sinks <- s
+		return s
+	case <-time.After(5 * time.Second):
+		t.Fatal("the source was not started")
+		return nil
+	}
+}
+
+const flagsV1 = `{"flags": {
+  "color": {"state": "ENABLED", "variants": {"red": "red", "blue": "blue"}, "defaultVariant": "red"},
+  "beta":  {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+            "targeting": {"if": [{"==": [{"var": "tier"}, "gold"]}, "on"]}},
+  "old":   {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"}
+}}`
+
+// flagsV2 changes color, removes old and adds limit.
+const flagsV2 = `{"flags": {
+  "color": {"state": "ENABLED", "variants": {"red": "red", "blue": "blue"}, "defaultVariant": "blue"},
+  "beta":  {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+            "targeting": {"if": [{"==": [{"var": "tier"}, "gold"]}, "on"]}},
+  "limit": {"state": "ENABLED", "variants": {"low": 10, "high": 100}, "defaultVariant": "low"}
+}}`
+
+func update(doc string) sync.Update { return sync.Update{Flags: []byte(doc), Origin: "test"} }
+
+// events collects a provider's events; next waits for one with a bound.
+type events struct {
+	t  *testing.T
+	ch <-chan openfeature.Event
+}
+
+func (e events) next() openfeature.Event {
+	e.t.Helper()
+	select {
+	case ev := <-e.ch:
+		return ev
+	case <-time.After(5 * time.Second):
+		e.t.Fatal("no event within 5s")
+		return openfeature.Event{}
+	}
+}
+
+func (e events) none(within time.Duration) {
+	e.t.Helper()
+	select {
+	case ev := <-e.ch:
+		e.t.Fatalf("unexpected event %s %q %v", ev.EventType, ev.Message, ev.FlagChanges)
+	case <-time.After(within):
+	}
+}
+
+// started returns a provider on a fake source, initialised with flagsV1.
+func started(t *testing.T, opts ...Option) (*Provider, *fakeSource, events) {
+	t.Helper()
+	src := newFakeSource()
+	p, err := NewProvider(append([]Option{WithSource(src)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Shutdown)
+	done := make(chan error, 1)
+	go func() { done <- p.Init(openfeature.NewTargetlessEvaluationContext(nil)) }()
+	src.sink(t).Update(update(flagsV1))
+	if err := <-done; err != nil {
+		t.Fatalf("Init: %v", err)
+	}
+	return p, src, events{t: t, ch: p.EventChannel()}
+}
+
+func TestInitWaitsForTheFirstFlagSet(t *testing.T) {
+	p, _, ev := started(t)
+	if v := p.StringEvaluation(context.Background(), "color", "?", nil); v.Value != "red" || v.Reason != openfeature.StaticReason {
+		t.Errorf("color: %+v", v)
+	}
+	// OpenFeature announces READY for a successful Init; the provider does
+	// not send a second one.
+	ev.none(50 * time.Millisecond)
+}
+
+func TestNotReadyBeforeFlags(t *testing.T) {
+	p, err := NewProvider(WithSource(newFakeSource()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := p.BooleanEvaluation(context.Background(), "any", true, nil)
+	if !v.Value || v.Reason != openfeature.ErrorReason || v.ResolutionDetail().ErrorCode != openfeature.ProviderNotReadyCode {
+		t.Errorf("%+v", v)
+	}
+}
+
+func TestConfigurationChanges(t *testing.T) {
+	p, src, ev := started(t)
+	s := src.sink(t)
+
+	s.Update(update(flagsV2))
+	e := ev.next()
+	if e.EventType != openfeature.ProviderConfigChange || !slices.Equal(sorted(e.FlagChanges), []string{"color", "limit", "old"}) {
+		t.Fatalf("got %s %v, want CONFIGURATION_CHANGED [color limit old]", e.EventType, e.FlagChanges)
+	}
+	if e.ProviderName != Name {
+		t.Errorf("provider name %q", e.ProviderName)
+	}
+	if v := p.StringEvaluation(context.Background(), "color", "?", nil); v.Value != "blue" {
+		t.Errorf("the new flags are not in force: %+v", v)
+	}
+	// The same flags again, even written differently, change nothing.
+	s.Update(update(flagsV2))
+	s.Update(update(`{"flags": {"limit": {"defaultVariant": "low", "variants": {"high": 100, "low": 10.0}, "state": "ENABLED"},
+	  "beta": {"state": "ENABLED", "variants": {"off": false, "on": true}, "defaultVariant": "off",
+	           "targeting": {"if": [{"==": [{"var": "tier"}, "gold"]}, "on"]}},
+	  "color": {"state": "ENABLED", "variants": {"blue": "blue", "red": "red"}, "defaultVariant": "blue"}}}`))
+	ev.none(50 * time.Millisecond)
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+func TestRejectedFlagSetKeepsTheFlagsInForce(t *testing.T) {
+	p, src, ev := started(t)
+	s := src.sink(t)
+	s.Update(update("{\n  \"flags\": {\n    \"color\": {\"state\": \"ENABLED\",\n"))
+	e := ev.next()
+	if e.EventType != openfeature.ProviderError || e.ErrorCode != openfeature.ParseErrorCode {
+		t.Fatalf("got %s %s, want ERROR PARSE_ERROR", e.EventType, e.ErrorCode)
+	}
+	if !containsAll(e.Message, "line 4", "column") {
+		t.Errorf("message %q does not locate the problem", e.Message)
+	}
+	if v := p.StringEvaluation(context.Background(), "color", "?", nil); v.Value != "red" {
+		t.Errorf("flags lost: %+v", v)
+	}
+	// The next good flag set recovers.
+	s.Update(update(flagsV2))
+	if e := ev.next(); e.EventType != openfeature.ProviderReady {
+		t.Fatalf("got %s, want READY", e.EventType)
+	}
+	if e := ev.next(); e.EventType != openfeature.ProviderConfigChange || len(e.FlagChanges) != 3 {
+		t.Fatalf("got %s %v, want CONFIGURATION_CHANGED with 3 flags", e.EventType, e.FlagChanges)
+	}
+}
+
+func containsAll(s string, parts ...string) bool {
+	for _, p := range parts {
+		if !contains(s, p) {
+			return false
+		}
+	}
+	return true
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
+
+func TestLostSourceGoesStaleThenErrorThenReady(t *testing.T) {
+	p, src, ev := started(t, WithRetryGracePeriod(100*time.Millisecond))
+	s := src.sink(t)
+
+	lostAt := time.Now()
+	s.Lost(errors.New("file deleted"))
+	if e := ev.next(); e.EventType != openfeature.ProviderStale || !contains(e.Message, "file deleted") {
+		t.Fatalf("got %s %q, want STALE", e.EventType, e.Message)
+	}
+	if e := ev.next(); e.EventType != openfeature.ProviderError {
+		t.Fatalf("got %s, want ERROR", e.EventType)
+	}
+	if waited := time.Since(lostAt); waited < 100*time.Millisecond {
+		t.Errorf("ERROR after %v, before the grace period", waited)
+	}
+	if v := p.StringEvaluation(context.Background(), "color", "?", nil); v.Value != "red" || v.ResolutionError != (openfeature.ResolutionError{}) {
+		t.Errorf("flags not served while lost: %+v", v)
+	}
+	s.Lost(errors.New("still gone")) // already reported
+	s.Update(update(flagsV1))
+	if e := ev.next(); e.EventType != openfeature.ProviderReady {
+		t.Fatalf("got %s, want READY", e.EventType)
+	}
+	if e := ev.next(); e.EventType != openfeature.ProviderConfigChange || len(e.FlagChanges) != 0 {
+		t.Fatalf("got %s %v, want CONFIGURATION_CHANGED without changes", e.EventType, e.FlagChanges)
+	}
+	ev.none(50 * time.Millisecond)
+}
+
+func TestSourceBackWithinTheGracePeriod(t *testing.T) {
+	_, src, ev := started(t, WithRetryGracePeriod(time.Hour))
+	s := src.sink(t)
+	s.Lost(errors.New("gone"))
+	if e := ev.next(); e.EventType != openfeature.ProviderStale {
+		t.Fatalf("got %s, want STALE", e.EventType)
+	}
+	s.Update(update(flagsV2))
+	if e := ev.next(); e.EventType != openfeature.ProviderReady {
+		t.Fatalf("got %s, want READY", e.EventType)
+	}
+	if e := ev.next(); e.EventType != openfeature.ProviderConfigChange || len(e.FlagChanges) != 3 {
+		t.Fatalf("got %s %v, want CONFIGURATION_CHANGED", e.EventType, e.FlagChanges)
+	}
+}
+
+func TestInitDeadlineThenFlagsArrive(t *testing.T) {
+	src := newFakeSource()
+	p, err := NewProvider(WithSource(src), WithDeadline(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown()
+	ev := events{t: t, ch: p.EventChannel()}
+	start := time.Now()
+	go func() { src.sink(t).Lost(errors.New("no such file")) }()
+	err = p.Init(openfeature.EvaluationContext{})
+	if err == nil || !contains(err.Error(), "no flags within 50ms") {
+		t.Fatalf("Init: %v", err)
+	}
+	if d := time.Since(start); d < 50*time.Millisecond || d > 2*time.Second {
+		t.Errorf("Init returned after %v", d)
+	}
+	src.sink(t).Update(update(flagsV1))
+	if e := ev.next(); e.EventType != openfeature.ProviderReady {
+		t.Fatalf("got %s, want READY", e.EventType)
+	}
+	if e := ev.next(); e.EventType != openfeature.ProviderConfigChange || len(e.FlagChanges) != 3 {
+		t.Fatalf("got %s %v, want CONFIGURATION_CHANGED with the new flags", e.EventType, e.FlagChanges)
+	}
+}
+
+func TestFatalSource(t *testing.T) {
+	t.Run("during Init", func(t *testing.T) {
+		src := newFakeSource()
+		p, err := NewProvider(WithSource(src), WithDeadline(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Shutdown()
+		go func() { src.sink(t).Fatal(errors.New("permission denied")) }()
+		err = p.Init(openfeature.EvaluationContext{})
+		var initErr *openfeature.ProviderInitError
+		if !errors.As(err, &initErr) || initErr.ErrorCode != openfeature.ProviderFatalCode || !contains(initErr.Message, "permission denied") {
+			t.Fatalf("Init: %v", err)
+		}
+	})
+	t.Run("after Init", func(t *testing.T) {
+		_, src, ev := started(t)
+		src.sink(t).Fatal(errors.New("permission denied"))
+		if e := ev.next(); e.EventType != openfeature.ProviderError || e.ErrorCode != openfeature.ProviderFatalCode {
+			t.Fatalf("got %s %s, want ERROR PROVIDER_FATAL", e.EventType, e.ErrorCode)
+		}
+		src.sink(t).Update(update(flagsV2)) // ignored after a fatal error
+		ev.none(50 * time.Millisecond)
+	})
+}
+
+func TestShutdownStopsEverythingAndIsIdempotent(t *testing.T) {
+	p, src, ev := started(t)
+	s := src.sink(t)
+	p.Shutdown()
+	select {
+	case <-src.stopped:
+	default:
+		t.Fatal("the source is still running after Shutdown")
+	}
+	p.Shutdown()
+	if err := p.ShutdownWithContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// A source that still calls after Shutdown is not heard.
+	s.Update(update(flagsV2))
+	s.Lost(errors.New("late"))
+	ev.none(50 * time.Millisecond)
+}
+
+func TestEnrichment(t *testing.T) {
+	doc := `{"flags": {"who": {"state": "ENABLED", "variants": {"app": "app", "sync": "sync", "user": "user", "none": "none"}, "defaultVariant": "none",
+	  "targeting": {"var": "source"}}}}`
+	src := newFakeSource()
+	var seen []map[string]any
+	var mu stdsync.Mutex
+	p, err := NewProvider(WithSource(src), WithContextEnricher(func(sc map[string]any) map[string]any {
+		mu.Lock()
+		seen = append(seen, sc)
+		mu.Unlock()
+		return map[string]any{"source": "app", "region": "eu"}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown()
+	go func() { src.sink(t).Update(update(doc)) }()
+	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if v := p.StringEvaluation(ctx, "who", "?", nil); v.Value != "app" {
+		t.Errorf("enricher: %+v", v)
+	}
+	// The enrichment wins over the caller's values with the same key.
+	if v := p.StringEvaluation(ctx, "who", "?", openfeature.FlattenedContext{"source": "user"}); v.Value != "app" {
+		t.Errorf("enricher over caller: %+v", v)
+	}
+	ev := events{t: t, ch: p.EventChannel()}
+	u := update(doc)
+	u.SyncContext = map[string]any{"source": "sync"}
+	src.sink(t).Update(u)
+	if e := ev.next(); e.EventType != openfeature.ProviderConfigChange || !slices.Equal(e.FlagChanges, []string{"who"}) {
+		t.Fatalf("changed enrichment: %s %v", e.EventType, e.FlagChanges)
+	}
+	if v := p.StringEvaluation(ctx, "who", "?", nil); v.Value != "sync" {
+		t.Errorf("sync context over the enricher: %+v", v)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 2 || seen[0] != nil || seen[1]["source"] != "sync" {
+		t.Errorf("the enricher saw %v", seen)
+	}
+}
+
+func TestEvaluationDetailsThroughOpenFeature(t *testing.T) {
+	doc := `{"metadata": {"team": "shop"}, "flags": {
+	  "flag":    {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on", "metadata": {"owner": "ada", "rev": 3}},
+	  "text":    {"state": "ENABLED", "variants": {"a": "A"}, "defaultVariant": "a"},
+	  "num":     {"state": "ENABLED", "variants": {"pi": 3.14, "ten": 10.0}, "defaultVariant": "pi",
+	              "targeting": {"if": [{"var": "whole"}, "ten"]}},
+	  "obj":     {"state": "ENABLED", "variants": {"o": {"k": [1, 2]}}, "defaultVariant": "o"},
+	  "off":     {"state": "DISABLED", "variants": {"on": true}, "defaultVariant": "on"},
+	  "broken":  {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on", "targeting": {"nope": 1}},
+	  "unknown": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on", "targeting": "elsewhere"}
+	}}`
+	src := newFakeSource()
+	p, err := NewProvider(WithSource(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { src.sink(t).Update(update(doc)) }()
+	if err := openfeature.SetNamedProviderAndWait(t.Name(), p); err != nil {
+		t.Fatal(err)
+	}
+	client := openfeature.NewClient(t.Name())
+	ctx := context.Background()
+	ec := openfeature.NewEvaluationContext("user-1", map[string]any{"whole": true})
+
+	b, err := client.BooleanValueDetails(ctx, "flag", false, ec)
+	if err != nil || !b.Value || b.Variant != "on" || b.Reason != openfeature.StaticReason {
+		t.Errorf("bool: %+v %v", b, err)
+	}
+	if owner, _ := b.FlagMetadata.GetString("owner"); owner != "ada" {
+		t.Errorf("flag metadata %v", b.FlagMetadata)
+	}
+	if rev, _ := b.FlagMetadata.GetInt("rev"); rev != 3 {
+		t.Errorf("flag metadata %v", b.FlagMetadata)
+	}
+	if team, _ := b.FlagMetadata.GetString("team"); team != "shop" {
+		t.Errorf("flag-set metadata not merged: %v", b.FlagMetadata)
+	}
+	if i, err := client.IntValueDetails(ctx, "num", 0, ec); err != nil || i.Value != 10 || i.Reason != openfeature.TargetingMatchReason {
+		t.Errorf("int: %+v %v", i, err)
+	}
+	i, err := client.IntValueDetails(ctx, "num", 7, openfeature.EvaluationContext{})
+	if err == nil || i.Value != 7 || i.ErrorCode != openfeature.TypeMismatchCode || i.Variant != "pi" {
+		t.Errorf("int of 3.14: %+v %v", i, err)
+	}
+	if f, err := client.FloatValueDetails(ctx, "num", 0, openfeature.EvaluationContext{}); err != nil || f.Value != 3.14 {
+		t.Errorf("float: %+v %v", f, err)
+	}
+	if o, err := client.ObjectValueDetails(ctx, "obj", nil, ec); err != nil || fmt.Sprint(o.Value) != "map[k:[1 2]]" {
+		t.Errorf("object: %+v %v", o, err)
+	}
+	if s, err := client.StringValueDetails(ctx, "off", "dflt", ec); err != nil || s.Value != "dflt" || s.Reason != openfeature.DisabledReason {
+		t.Errorf("disabled: %+v %v", s, err)
+	}
+	cases := map[string]openfeature.ErrorCode{
+		"missing": openfeature.FlagNotFoundCode,
+		"broken":  openfeature.ParseErrorCode,
+		"unknown": openfeature.GeneralCode,
+		"text":    openfeature.TypeMismatchCode,
+	}
+	for key, code := range cases {
+		d, err := client.BooleanValueDetails(ctx, key, true, ec)
+		if err == nil || !d.Value || d.ErrorCode != code || d.Reason != openfeature.ErrorReason {
+			t.Errorf("%s: %+v %v, want %s", key, d, err, code)
+		}
+	}
+	if md := p.FlagSetMetadata(); md["team"] != "shop" {
+		t.Errorf("flag-set metadata %v", md)
+	}
+	if p.Metadata().Name != "flagsnap" {
+		t.Errorf("name %q", p.Metadata().Name)
+	}
+}
