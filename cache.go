@@ -48,20 +48,20 @@ func writeCache(path string, u sync.Update) error {
 
 // readCache loads the cached flag set, compiled as a live one would be.
 func (p *Provider) readCache() (*evaluator.FlagSet, error) {
-	b, err := os.ReadFile(p.cfg.cacheFile)
+	b, err := os.ReadFile(p.cfg.CacheFile)
 	if err != nil {
 		return nil, err
 	}
 	var entry cacheEntry
 	if err := json.Unmarshal(b, &entry); err != nil {
-		return nil, fmt.Errorf("cache file %s is corrupt: %w", p.cfg.cacheFile, err)
+		return nil, fmt.Errorf("cache file %s is corrupt: %w", p.cfg.CacheFile, err)
 	}
 	if entry.Flags == "" {
-		return nil, errors.New("cache file " + p.cfg.cacheFile + " holds no flags")
+		return nil, errors.New("cache file " + p.cfg.CacheFile + " holds no flags")
 	}
 	set, err := evaluator.Load([]byte(entry.Flags), p.loadOpts...)
 	if err != nil {
-		return nil, fmt.Errorf("cache file %s: %w", p.cfg.cacheFile, err)
+		return nil, fmt.Errorf("cache file %s: %w", p.cfg.CacheFile, err)
 	}
 	if enrich := p.enrichment(entry.SyncContext); enrich != nil {
 		set = set.WithEnrichment(enrich)

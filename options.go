@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,16 +18,65 @@ import (
 	"github.com/flagsnap/flagsnap/sync"
 )
 
+// Resolver is how a flagd provider gets its answers, as named in flagd's
+// provider configuration. flagsnap evaluates every flag in-process: it
+// runs the in-process resolver (flag sets synced from a server) and the
+// file resolver; the rpc resolver (each evaluation asked of flagd) is
+// recognised, as it is flagd's default, but NewProvider refuses it.
+type Resolver string
+
+const (
+	ResolverRPC       Resolver = "rpc"
+	ResolverInProcess Resolver = "in-process"
+	ResolverFile      Resolver = "file"
+)
+
+// ParseResolver reads a resolver name, in any case.
+func ParseResolver(s string) (Resolver, error) {
+	switch r := Resolver(strings.ToLower(strings.TrimSpace(s))); r {
+	case ResolverRPC, ResolverInProcess, ResolverFile:
+		return r, nil
+	}
+	return "", fmt.Errorf("unknown resolver %q: rpc, in-process or file", s)
+}
+
+// Config is a provider's configuration after the environment variables and
+// the options are applied, with the names and defaults of flagd's provider
+// configuration table.
+type Config struct {
+	Resolver              Resolver
+	Host                  string
+	Port                  int // 8013 for rpc, 8015 otherwise, unless set
+	TargetURI             string
+	TLS                   bool
+	SocketPath            string
+	CertPath              string // CA certificates (PEM) for TLS
+	Deadline              time.Duration
+	StreamDeadline        time.Duration
+	RetryBackoff          time.Duration
+	RetryBackoffMax       time.Duration
+	RetryGracePeriod      time.Duration
+	KeepAlive             time.Duration
+	Selector              string
+	ProviderID            string
+	OfflineFlagSourcePath string
+	OfflinePollInterval   time.Duration
+	FatalStatusCodes      []string // gRPC status code names, e.g. PERMISSION_DENIED
+	CacheFile             string
+	FractionalVersion     fractional.Version
+	StrictValidation      bool
+}
+
 // Option configures a Provider. Options are applied in order after the
 // FLAGD_* environment variables, so an explicit option wins over its
 // variable; FromEnv applies the variables again at its own position.
 type Option func(*config)
 
-// Defaults, as in flagd's provider configuration table for the in-process
-// resolver.
+// Defaults, as in flagd's provider configuration table.
 const (
 	DefaultHost              = "localhost"
-	DefaultPort              = 8015
+	DefaultRPCPort           = 8013
+	DefaultInProcessPort     = 8015
 	DefaultDeadline          = 500 * time.Millisecond
 	DefaultStreamDeadline    = 600 * time.Second
 	DefaultRetryBackoff      = 1 * time.Second
@@ -38,9 +88,10 @@ const (
 
 // The environment variables, named as flagd's providers name them.
 const (
+	EnvResolver              = "FLAGD_RESOLVER" // rpc, in-process or file
 	EnvHost                  = "FLAGD_HOST"
 	EnvPort                  = "FLAGD_PORT"
-	EnvSyncPort              = "FLAGD_SYNC_PORT" // wins over FLAGD_PORT
+	EnvSyncPort              = "FLAGD_SYNC_PORT" // in-process: wins over FLAGD_PORT
 	EnvTargetURI             = "FLAGD_TARGET_URI"
 	EnvTLS                   = "FLAGD_TLS"
 	EnvSocketPath            = "FLAGD_SOCKET_PATH"
@@ -60,51 +111,38 @@ const (
 	EnvFractionalVersion     = "FLAGD_FRACTIONAL_VERSION" // v1, v2 or v3
 )
 
+// config is what the options build: the public Config, plus what cannot
+// be told by name (a source, functions, a logger) and what resolution needs
+// to know about how values were given.
 type config struct {
-	filePath     string
-	fileSet      bool
-	pollInterval time.Duration
-	source       sync.Source
-	sourceSet    bool
-	version      fractional.Version
-	strict       bool
-	deadline     time.Duration
-	grace        time.Duration
-	enricher     func(map[string]any) map[string]any
-	logger       *slog.Logger
-	cacheFile    string
+	Config
 
-	// gRPC sync
-	host            string
-	port            int
-	targetURI       string
-	socketPath      string
-	tls             bool
-	caCertPath      string
-	selector        string
-	providerID      string
-	streamDeadline  time.Duration
-	retryBackoff    time.Duration
-	retryBackoffMax time.Duration
-	keepAlive       time.Duration
-	fatalCodes      []codes.Code
-	dialOptions     []grpc.DialOption
+	source      sync.Source
+	enricher    func(map[string]any) map[string]any
+	logger      *slog.Logger
+	dialOptions []grpc.DialOption
+
+	resolverSet  bool
+	portSet      bool // by FLAGD_PORT or WithPort
+	portExplicit bool // by WithPort after the variables: beats FLAGD_SYNC_PORT
+	syncPort     int  // FLAGD_SYNC_PORT
 
 	errs []error // every invalid option or variable, reported together
 }
 
 func defaultConfig() config {
 	return config{
-		host:            DefaultHost,
-		port:            DefaultPort,
-		streamDeadline:  DefaultStreamDeadline,
-		retryBackoff:    DefaultRetryBackoff,
-		retryBackoffMax: DefaultRetryBackoffMax,
-		pollInterval:    DefaultFilePollInterval,
-		version:         DefaultFractionalVersion,
-		deadline:        DefaultDeadline,
-		grace:           DefaultRetryGracePeriod,
-		logger:          slog.New(slog.DiscardHandler),
+		Config: Config{
+			Host:                DefaultHost,
+			Deadline:            DefaultDeadline,
+			StreamDeadline:      DefaultStreamDeadline,
+			RetryBackoff:        DefaultRetryBackoff,
+			RetryBackoffMax:     DefaultRetryBackoffMax,
+			RetryGracePeriod:    DefaultRetryGracePeriod,
+			OfflinePollInterval: DefaultFilePollInterval,
+			FractionalVersion:   DefaultFractionalVersion,
+		},
+		logger: slog.New(slog.DiscardHandler),
 	}
 }
 
@@ -112,14 +150,57 @@ func (c *config) fail(format string, args ...any) {
 	c.errs = append(c.errs, fmt.Errorf(format, args...))
 }
 
-func (c *config) check() error {
-	if c.fileSet && c.sourceSet {
-		c.fail("WithFile and WithSource are exclusive: give one source of flags")
+// buildConfig applies the variables, then the options, then works out what
+// depends on several of them.
+func buildConfig(opts []Option) (config, error) {
+	c := defaultConfig()
+	c.applyEnv()
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
 	}
-	if c.retryBackoffMax < c.retryBackoff {
-		c.fail("the maximum retry backoff (%v) is shorter than the initial one (%v)", c.retryBackoffMax, c.retryBackoff)
+	c.resolve()
+	return c, errors.Join(c.errs...)
+}
+
+// resolve settles the resolver and the port, as flagd's providers do: an
+// offline flag file turns in-process into file (and is the file resolver
+// when nothing else was asked for); the sync port wins over FLAGD_PORT for
+// in-process; the default port follows the resolver.
+func (c *config) resolve() {
+	switch {
+	case !c.resolverSet && c.OfflineFlagSourcePath != "":
+		c.Resolver = ResolverFile
+	case !c.resolverSet:
+		c.Resolver = ResolverRPC
+	case c.Resolver == ResolverInProcess && c.OfflineFlagSourcePath != "":
+		c.Resolver = ResolverFile
+	case c.Resolver == ResolverFile && c.OfflineFlagSourcePath == "":
+		c.fail("the file resolver needs a flag file: give WithFile or %s", EnvOfflineFlagSourcePath)
 	}
-	return errors.Join(c.errs...)
+	switch {
+	case c.Resolver == ResolverInProcess && c.syncPort != 0 && !c.portExplicit:
+		c.Port = c.syncPort
+	case !c.portSet && c.Resolver == ResolverRPC:
+		c.Port = DefaultRPCPort
+	case !c.portSet:
+		c.Port = DefaultInProcessPort
+	}
+	if c.RetryBackoffMax < c.RetryBackoff {
+		c.fail("the maximum retry backoff (%v) is shorter than the initial one (%v)", c.RetryBackoffMax, c.RetryBackoff)
+	}
+}
+
+// NewConfig works out the configuration NewProvider would use, without
+// building a provider: the options and variables are checked, the CA file
+// and the status code names are not.
+func NewConfig(opts ...Option) (Config, error) {
+	c, err := buildConfig(opts)
+	if err != nil {
+		return Config{}, fmt.Errorf("flagsnap: %w", err)
+	}
+	return c.Config, nil
 }
 
 func positive(c *config, name string, d time.Duration) bool {
@@ -130,14 +211,28 @@ func positive(c *config, name string, d time.Duration) bool {
 	return true
 }
 
-// WithFile reads the flags from a JSON or YAML file, watched for changes.
+// WithResolver chooses how flags are obtained: ResolverInProcess (a sync
+// server), ResolverFile, or ResolverRPC, flagd's default, which flagsnap
+// refuses because it evaluates in-process.
+func WithResolver(r Resolver) Option {
+	return func(c *config) {
+		if _, err := ParseResolver(string(r)); err != nil {
+			c.fail("WithResolver: %v", err)
+			return
+		}
+		c.Resolver, c.resolverSet = r, true
+	}
+}
+
+// WithFile reads the flags from a JSON or YAML file, watched for changes
+// (the file resolver).
 func WithFile(path string) Option {
 	return func(c *config) {
 		if path == "" {
 			c.fail("WithFile: the path is empty")
 			return
 		}
-		c.filePath, c.fileSet = path, true
+		c.OfflineFlagSourcePath = path
 	}
 }
 
@@ -151,19 +246,20 @@ func WithFilePollInterval(d time.Duration) Option {
 			return
 		}
 		if positive(c, "WithFilePollInterval", d) {
-			c.pollInterval = d
+			c.OfflinePollInterval = d
 		}
 	}
 }
 
-// WithSource reads the flags from any implementation of sync.Source.
+// WithSource reads the flags from any implementation of sync.Source,
+// whatever the resolver.
 func WithSource(s sync.Source) Option {
 	return func(c *config) {
 		if s == nil {
 			c.fail("WithSource: the source is nil")
 			return
 		}
-		c.source, c.sourceSet = s, true
+		c.source = s
 	}
 }
 
@@ -177,18 +273,19 @@ func WithFractionalVersion(v fractional.Version) Option {
 			c.fail("WithFractionalVersion: unknown version %d", uint8(v))
 			return
 		}
-		c.version = v
+		c.FractionalVersion = v
 	}
 }
 
 // WithStrictValidation rejects a whole flag set when any flag in it has a
 // problem, as flagd does, instead of loading the other flags.
 func WithStrictValidation() Option {
-	return func(c *config) { c.strict = true }
+	return func(c *config) { c.StrictValidation = true }
 }
 
 // WithDeadline bounds how long Init waits for the first flag set (default
-// 500ms). When it passes, Init fails and the provider keeps trying.
+// 500ms), and unary calls to the sync server. When it passes, Init fails
+// and the provider keeps trying.
 func WithDeadline(d time.Duration) Option {
 	return func(c *config) {
 		if d == 0 {
@@ -196,7 +293,7 @@ func WithDeadline(d time.Duration) Option {
 			return
 		}
 		if positive(c, "WithDeadline", d) {
-			c.deadline = d
+			c.Deadline = d
 		}
 	}
 }
@@ -206,7 +303,7 @@ func WithDeadline(d time.Duration) Option {
 func WithRetryGracePeriod(d time.Duration) Option {
 	return func(c *config) {
 		if positive(c, "WithRetryGracePeriod", d) {
-			c.grace = d
+			c.RetryGracePeriod = d
 		}
 	}
 }
@@ -244,18 +341,19 @@ func WithHost(host string) Option {
 			c.fail("WithHost: the host is empty")
 			return
 		}
-		c.host = host
+		c.Host = host
 	}
 }
 
-// WithPort sets the sync server's port (default 8015).
+// WithPort sets the sync server's port (default 8015 for the in-process
+// resolver).
 func WithPort(port int) Option {
 	return func(c *config) {
 		if port <= 0 || port > 65535 {
 			c.fail("WithPort: %d is not a TCP port", port)
 			return
 		}
-		c.port = port
+		c.Port, c.portSet, c.portExplicit = port, true, true
 	}
 }
 
@@ -268,7 +366,7 @@ func WithTargetURI(uri string) Option {
 			c.fail("WithTargetURI: %v", err)
 			return
 		}
-		c.targetURI = uri
+		c.TargetURI = uri
 	}
 }
 
@@ -293,25 +391,25 @@ func WithSocketPath(path string) Option {
 			c.fail("WithSocketPath: the path is empty")
 			return
 		}
-		c.socketPath = path
+		c.SocketPath = path
 	}
 }
 
 // WithTLS connects with TLS, trusting the CA certificates in the PEM file
 // caCertPath, or the system's roots when it is empty.
 func WithTLS(caCertPath string) Option {
-	return func(c *config) { c.tls, c.caCertPath = true, caCertPath }
+	return func(c *config) { c.TLS, c.CertPath = true, caCertPath }
 }
 
 // WithSelector asks the sync server for one flag set (sent as the request's
 // selector and as the flagd-selector header).
 func WithSelector(selector string) Option {
-	return func(c *config) { c.selector = selector }
+	return func(c *config) { c.Selector = selector }
 }
 
 // WithProviderID identifies this provider to the sync server.
 func WithProviderID(id string) Option {
-	return func(c *config) { c.providerID = id }
+	return func(c *config) { c.ProviderID = id }
 }
 
 // WithStreamDeadline bounds each sync stream (default 600s); a stream that
@@ -320,7 +418,7 @@ func WithProviderID(id string) Option {
 func WithStreamDeadline(d time.Duration) Option {
 	return func(c *config) {
 		if positive(c, "WithStreamDeadline", d) {
-			c.streamDeadline = d
+			c.StreamDeadline = d
 		}
 	}
 }
@@ -333,7 +431,7 @@ func WithRetryBackoff(initial, max time.Duration) Option {
 			c.fail("WithRetryBackoff: delays must be positive, got %v and %v", initial, max)
 			return
 		}
-		c.retryBackoff, c.retryBackoffMax = initial, max
+		c.RetryBackoff, c.RetryBackoffMax = initial, max
 	}
 }
 
@@ -342,7 +440,7 @@ func WithRetryBackoff(initial, max time.Duration) Option {
 func WithKeepAlive(d time.Duration) Option {
 	return func(c *config) {
 		if positive(c, "WithKeepAlive", d) {
-			c.keepAlive = d
+			c.KeepAlive = d
 		}
 	}
 }
@@ -351,7 +449,25 @@ func WithKeepAlive(d time.Duration) Option {
 // first successful connection, make the provider give up for good
 // (PROVIDER_FATAL) instead of retrying.
 func WithFatalStatusCodes(list ...codes.Code) Option {
-	return func(c *config) { c.fatalCodes = append([]codes.Code(nil), list...) }
+	return func(c *config) {
+		names := make([]string, 0, len(list))
+		for _, code := range list {
+			name, ok := codeNames[code]
+			if !ok {
+				c.fail("WithFatalStatusCodes: %v is not a gRPC status code", code)
+				return
+			}
+			names = append(names, name)
+		}
+		c.FatalStatusCodes = names
+	}
+}
+
+// WithFatalStatusCodeNames is WithFatalStatusCodes with the names
+// FLAGD_FATAL_STATUS_CODES uses (PERMISSION_DENIED, …), for configuration
+// read as text. NewProvider rejects names that are not status codes.
+func WithFatalStatusCodeNames(names ...string) Option {
+	return func(c *config) { c.FatalStatusCodes = slices.Clone(names) }
 }
 
 // WithGRPCDialOptions adds dial options to the provider's own (transport
@@ -370,7 +486,7 @@ func WithCacheFile(path string) Option {
 			c.fail("WithCacheFile: the path is empty")
 			return
 		}
-		c.cacheFile = path
+		c.CacheFile = path
 	}
 }
 
@@ -384,67 +500,73 @@ func FromEnv() Option {
 // applyEnv reads every variable that is set; a value that does not parse
 // is an error naming the variable.
 func (c *config) applyEnv() {
-	if v, ok := lookupEnv(EnvOfflineFlagSourcePath); ok {
-		if v == "" {
-			c.fail("%s is set but empty", EnvOfflineFlagSourcePath)
+	if v, ok := lookupEnv(EnvResolver); ok {
+		r, err := ParseResolver(v)
+		if err != nil {
+			c.fail("%s: %v", EnvResolver, err)
 		} else {
-			c.filePath, c.fileSet = v, true
+			c.Resolver, c.resolverSet = r, true
 		}
 	}
-	envDuration(c, EnvOfflinePollMs, time.Millisecond, false, &c.pollInterval)
-	envDuration(c, EnvDeadlineMs, time.Millisecond, false, &c.deadline)
-	envDuration(c, EnvRetryGracePeriod, time.Second, true, &c.grace)
-	envDuration(c, EnvStreamDeadlineMs, time.Millisecond, true, &c.streamDeadline)
-	envDuration(c, EnvRetryBackoffMs, time.Millisecond, false, &c.retryBackoff)
-	envDuration(c, EnvRetryBackoffMaxMs, time.Millisecond, false, &c.retryBackoffMax)
-	envDuration(c, EnvKeepAliveTimeMs, time.Millisecond, true, &c.keepAlive)
-	envString(c, EnvHost, false, &c.host)
-	envString(c, EnvSocketPath, false, &c.socketPath)
-	envString(c, EnvServerCertPath, true, &c.caCertPath)
-	envString(c, EnvSourceSelector, true, &c.selector)
-	envString(c, EnvProviderID, true, &c.providerID)
-	envString(c, EnvCacheFile, false, &c.cacheFile)
+	envString(c, EnvOfflineFlagSourcePath, false, &c.OfflineFlagSourcePath)
+	envDuration(c, EnvOfflinePollMs, time.Millisecond, false, &c.OfflinePollInterval)
+	envDuration(c, EnvDeadlineMs, time.Millisecond, false, &c.Deadline)
+	envDuration(c, EnvRetryGracePeriod, time.Second, true, &c.RetryGracePeriod)
+	envDuration(c, EnvStreamDeadlineMs, time.Millisecond, true, &c.StreamDeadline)
+	envDuration(c, EnvRetryBackoffMs, time.Millisecond, false, &c.RetryBackoff)
+	envDuration(c, EnvRetryBackoffMaxMs, time.Millisecond, false, &c.RetryBackoffMax)
+	envDuration(c, EnvKeepAliveTimeMs, time.Millisecond, true, &c.KeepAlive)
+	envString(c, EnvHost, false, &c.Host)
+	envString(c, EnvSocketPath, false, &c.SocketPath)
+	envString(c, EnvServerCertPath, true, &c.CertPath)
+	envString(c, EnvSourceSelector, true, &c.Selector)
+	envString(c, EnvProviderID, true, &c.ProviderID)
+	envString(c, EnvCacheFile, false, &c.CacheFile)
 	if v, ok := lookupEnv(EnvTargetURI); ok {
 		if err := checkTargetURI(v); err != nil {
 			c.fail("%s: %v", EnvTargetURI, err)
 		} else {
-			c.targetURI = v
+			c.TargetURI = v
 		}
 	}
-	for _, name := range []string{EnvPort, EnvSyncPort} { // the sync port wins
-		if v, ok := lookupEnv(name); ok {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil || n <= 0 || n > 65535 {
-				c.fail("%s=%q is not a TCP port", name, v)
-				continue
-			}
-			c.port = n
-		}
+	if port, ok := envPort(c, EnvPort); ok {
+		c.Port, c.portSet, c.portExplicit = port, true, false
+	}
+	if port, ok := envPort(c, EnvSyncPort); ok {
+		c.syncPort, c.portExplicit = port, false
 	}
 	if v, ok := lookupEnv(EnvTLS); ok {
 		b, err := strconv.ParseBool(strings.TrimSpace(v))
 		if err != nil {
 			c.fail("%s=%q is not true or false", EnvTLS, v)
 		} else {
-			c.tls = b
+			c.TLS = b
 		}
 	}
 	if v, ok := lookupEnv(EnvFatalStatusCodes); ok {
-		codes, err := parseStatusCodes(v)
-		if err != nil {
-			c.fail("%s: %v", EnvFatalStatusCodes, err)
-		} else {
-			c.fatalCodes = codes
-		}
+		c.FatalStatusCodes = splitList(v)
 	}
 	if v, ok := lookupEnv(EnvFractionalVersion); ok {
 		fv, err := fractional.ParseVersion(v)
 		if err != nil {
 			c.fail("%s: %v", EnvFractionalVersion, err)
 		} else {
-			c.version = fv
+			c.FractionalVersion = fv
 		}
 	}
+}
+
+func envPort(c *config, name string) (int, bool) {
+	v, ok := lookupEnv(name)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n <= 0 || n > 65535 {
+		c.fail("%s=%q is not a TCP port", name, v)
+		return 0, false
+	}
+	return n, true
 }
 
 // envString reads a string variable; an empty value is an error unless
@@ -459,24 +581,6 @@ func envString(c *config, name string, emptyOK bool, dst *string) {
 		return
 	}
 	*dst = v
-}
-
-// parseStatusCodes reads a comma-separated list of gRPC status code names
-// (PERMISSION_DENIED, UNAUTHENTICATED, …); case and spaces do not matter.
-func parseStatusCodes(list string) ([]codes.Code, error) {
-	var out []codes.Code
-	for _, name := range strings.Split(list, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" {
-			continue
-		}
-		var code codes.Code
-		if err := code.UnmarshalJSON([]byte(strconv.Quote(strings.ToUpper(name)))); err != nil {
-			return nil, fmt.Errorf("%q is not a gRPC status code name (such as PERMISSION_DENIED)", name)
-		}
-		out = append(out, code)
-	}
-	return out, nil
 }
 
 // envDuration reads a whole number of units from the variable name.
@@ -494,6 +598,57 @@ func envDuration(c *config, name string, unit time.Duration, zeroOK bool, dst *t
 	default:
 		*dst = time.Duration(n) * unit
 	}
+}
+
+// splitList reads a comma-separated list, trimming spaces.
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// codeNames are the gRPC status codes under their canonical names.
+var codeNames = map[codes.Code]string{
+	codes.Canceled:           "CANCELLED",
+	codes.Unknown:            "UNKNOWN",
+	codes.InvalidArgument:    "INVALID_ARGUMENT",
+	codes.DeadlineExceeded:   "DEADLINE_EXCEEDED",
+	codes.NotFound:           "NOT_FOUND",
+	codes.AlreadyExists:      "ALREADY_EXISTS",
+	codes.PermissionDenied:   "PERMISSION_DENIED",
+	codes.ResourceExhausted:  "RESOURCE_EXHAUSTED",
+	codes.FailedPrecondition: "FAILED_PRECONDITION",
+	codes.Aborted:            "ABORTED",
+	codes.OutOfRange:         "OUT_OF_RANGE",
+	codes.Unimplemented:      "UNIMPLEMENTED",
+	codes.Internal:           "INTERNAL",
+	codes.Unavailable:        "UNAVAILABLE",
+	codes.DataLoss:           "DATA_LOSS",
+	codes.Unauthenticated:    "UNAUTHENTICATED",
+}
+
+// statusCodes reads status code names, in any case.
+func statusCodes(names []string) ([]codes.Code, error) {
+	out := make([]codes.Code, 0, len(names))
+	for _, name := range names {
+		want := strings.ToUpper(strings.TrimSpace(name))
+		found := false
+		for code, n := range codeNames {
+			if n == want || (want == "CANCELED" && code == codes.Canceled) {
+				out = append(out, code)
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("%q is not a gRPC status code name (such as PERMISSION_DENIED)", name)
+		}
+	}
+	return out, nil
 }
 
 // lookupEnv is os.LookupEnv; tests use t.Setenv.

@@ -1,32 +1,30 @@
 package flagsnap
 
 import (
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/codes"
 
 	"github.com/flagsnap/flagsnap/fractional"
 )
 
 func TestInvalidOptionsAreErrors(t *testing.T) {
 	src := newFakeSource()
+	inProcess := WithResolver(ResolverInProcess)
 	cases := []struct {
 		name string
 		opts []Option
 		want string
 	}{
-		{"backoff max below initial", []Option{WithRetryBackoff(2*time.Second, time.Second)}, "shorter than the initial"},
-		{"zero backoff", []Option{WithRetryBackoff(0, time.Second)}, "must be positive"},
-		{"bad port", []Option{WithPort(70000)}, "not a TCP port"},
-		{"empty host", []Option{WithHost("")}, "host is empty"},
-		{"empty socket", []Option{WithSocketPath("")}, "path is empty"},
-		{"bad envoy target", []Option{WithTargetURI("envoy://localhost:9211")}, "envoy://host:port/authority"},
-		{"empty target", []Option{WithTargetURI("")}, "URI is empty"},
-		{"negative stream deadline", []Option{WithStreamDeadline(-1)}, "must not be negative"},
-		{"negative keepalive", []Option{WithKeepAlive(-1)}, "must not be negative"},
-		{"empty cache file", []Option{WithCacheFile("")}, "path is empty"},
+		{"rpc resolver by default", nil, "rpc resolver"},
+		{"rpc resolver asked for", []Option{WithResolver(ResolverRPC), WithHost("flagd")}, "rpc resolver"},
+		{"unknown resolver", []Option{WithResolver("remote")}, `unknown resolver "remote"`},
+		{"file resolver without a file", []Option{WithResolver(ResolverFile)}, "needs a flag file"},
 		{"empty path", []Option{WithFile("")}, "path is empty"},
-		{"file and source", []Option{WithFile("flags.json"), WithSource(src)}, "exclusive"},
 		{"nil source", []Option{WithSource(nil)}, "source is nil"},
 		{"negative poll", []Option{WithFile("f"), WithFilePollInterval(-time.Second)}, "WithFilePollInterval must not be negative"},
 		{"zero poll", []Option{WithFile("f"), WithFilePollInterval(0)}, "WithFilePollInterval must be positive"},
@@ -35,6 +33,18 @@ func TestInvalidOptionsAreErrors(t *testing.T) {
 		{"bad version", []Option{WithFile("f"), WithFractionalVersion(9)}, "unknown version 9"},
 		{"nil enricher", []Option{WithFile("f"), WithContextEnricher(nil)}, "function is nil"},
 		{"nil logger", []Option{WithFile("f"), WithLogger(nil)}, "logger is nil"},
+		{"backoff max below initial", []Option{inProcess, WithRetryBackoff(2*time.Second, time.Second)}, "shorter than the initial"},
+		{"zero backoff", []Option{inProcess, WithRetryBackoff(0, time.Second)}, "must be positive"},
+		{"bad port", []Option{inProcess, WithPort(70000)}, "not a TCP port"},
+		{"empty host", []Option{inProcess, WithHost("")}, "host is empty"},
+		{"empty socket", []Option{inProcess, WithSocketPath("")}, "path is empty"},
+		{"bad envoy target", []Option{inProcess, WithTargetURI("envoy://localhost:9211")}, "envoy://host:port/authority"},
+		{"empty target", []Option{inProcess, WithTargetURI("")}, "URI is empty"},
+		{"negative stream deadline", []Option{inProcess, WithStreamDeadline(-1)}, "must not be negative"},
+		{"negative keepalive", []Option{inProcess, WithKeepAlive(-1)}, "must not be negative"},
+		{"empty cache file", []Option{inProcess, WithCacheFile("")}, "path is empty"},
+		{"unknown status code name", []Option{inProcess, WithFatalStatusCodeNames("PERMISSION_DENIED", "NOPE")}, `"NOPE" is not a gRPC status code`},
+		{"invalid status code", []Option{inProcess, WithFatalStatusCodes(codes.Code(99))}, "not a gRPC status code"},
 		{"all reported", []Option{WithFile(""), WithDeadline(-1)}, "path is empty"},
 	}
 	for _, c := range cases {
@@ -49,59 +59,169 @@ func TestInvalidOptionsAreErrors(t *testing.T) {
 	if !strings.Contains(err.Error(), "WithDeadline") {
 		t.Errorf("only the first problem reported: %v", err)
 	}
-}
-
-func TestEnvironmentVariables(t *testing.T) {
-	t.Setenv(EnvOfflineFlagSourcePath, "/etc/flags.json")
-	t.Setenv(EnvOfflinePollMs, "250")
-	t.Setenv(EnvDeadlineMs, "1500")
-	t.Setenv(EnvRetryGracePeriod, "3")
-	t.Setenv(EnvFractionalVersion, "V3")
-	p, err := NewProvider()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := p.cfg
-	if c.filePath != "/etc/flags.json" || c.pollInterval != 250*time.Millisecond || c.deadline != 1500*time.Millisecond ||
-		c.grace != 3*time.Second || c.version != fractional.V3 {
-		t.Errorf("config from the environment: %+v", c)
-	}
-	// Explicit options win over the variables...
-	p, err = NewProvider(WithFile("mine.json"), WithDeadline(time.Second), WithFractionalVersion(fractional.V1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.cfg.filePath != "mine.json" || p.cfg.deadline != time.Second || p.cfg.version != fractional.V1 || p.cfg.grace != 3*time.Second {
-		t.Errorf("explicit options: %+v", p.cfg)
-	}
-	// ...unless FromEnv comes after them.
-	p, err = NewProvider(WithFile("mine.json"), WithDeadline(time.Second), FromEnv())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.cfg.filePath != "/etc/flags.json" || p.cfg.deadline != 1500*time.Millisecond {
-		t.Errorf("FromEnv last: %+v", p.cfg)
+	if _, err := NewProvider(WithSource(src)); err != nil {
+		t.Errorf("a custom source needs no resolver: %v", err)
 	}
 }
 
 func TestDefaults(t *testing.T) {
-	p, err := NewProvider(WithFile("flags.json"))
+	c, err := NewConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := p.cfg
-	if c.pollInterval != 5*time.Second || c.deadline != 500*time.Millisecond || c.grace != 5*time.Second || c.version != fractional.V2 || c.strict {
-		t.Errorf("defaults: %+v", c)
+	want := Config{
+		Resolver: ResolverRPC, Host: "localhost", Port: 8013, Deadline: 500 * time.Millisecond,
+		StreamDeadline: 600 * time.Second, RetryBackoff: time.Second, RetryBackoffMax: 12 * time.Second,
+		RetryGracePeriod: 5 * time.Second, OfflinePollInterval: 5 * time.Second, FractionalVersion: fractional.V2,
+	}
+	if !sameConfig(c, want) {
+		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
+	}
+	c, err = NewConfig(WithResolver(ResolverInProcess))
+	if err != nil || c.Port != 8015 {
+		t.Errorf("in-process port %d, %v", c.Port, err)
+	}
+	c, err = NewConfig(WithFile("flags.json"))
+	if err != nil || c.Resolver != ResolverFile || c.OfflineFlagSourcePath != "flags.json" {
+		t.Errorf("a file alone: %+v, %v", c, err)
+	}
+}
+
+func sameConfig(a, b Config) bool {
+	return reflect.DeepEqual(a, b)
+}
+
+func TestResolverRules(t *testing.T) {
+	cases := []struct {
+		name string
+		opts []Option
+		want Resolver
+	}{
+		{"in-process with a file becomes file", []Option{WithResolver(ResolverInProcess), WithFile("f")}, ResolverFile},
+		{"rpc with a file stays rpc", []Option{WithResolver(ResolverRPC), WithFile("f")}, ResolverRPC},
+		{"file with a file", []Option{WithResolver(ResolverFile), WithFile("f")}, ResolverFile},
+	}
+	for _, c := range cases {
+		cfg, err := NewConfig(c.opts...)
+		if err != nil || cfg.Resolver != c.want {
+			t.Errorf("%s: %q %v", c.name, cfg.Resolver, err)
+		}
+	}
+	for _, name := range []string{"in-process", "IN-PROCESS", "rpc", "RPC", "file", "File"} {
+		if _, err := ParseResolver(name); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestEnvironmentVariables(t *testing.T) {
+	t.Setenv(EnvResolver, "IN-PROCESS")
+	t.Setenv(EnvHost, "flagd.internal")
+	t.Setenv(EnvPort, "9000")
+	t.Setenv(EnvTargetURI, "dns:///flagd:8015")
+	t.Setenv(EnvTLS, "True")
+	t.Setenv(EnvSocketPath, "/run/flagd.sock")
+	t.Setenv(EnvServerCertPath, "/etc/ca.pem")
+	t.Setenv(EnvDeadlineMs, "1500")
+	t.Setenv(EnvStreamDeadlineMs, "0")
+	t.Setenv(EnvRetryBackoffMs, "200")
+	t.Setenv(EnvRetryBackoffMaxMs, "4000")
+	t.Setenv(EnvRetryGracePeriod, "3")
+	t.Setenv(EnvKeepAliveTimeMs, "30000")
+	t.Setenv(EnvSourceSelector, "app=shop")
+	t.Setenv(EnvProviderID, "shop-1")
+	t.Setenv(EnvOfflinePollMs, "250")
+	t.Setenv(EnvFatalStatusCodes, "PERMISSION_DENIED, unauthenticated")
+	t.Setenv(EnvCacheFile, "/var/cache/flags.json")
+	t.Setenv(EnvFractionalVersion, "V3")
+	c, err := NewConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		Resolver: ResolverInProcess, Host: "flagd.internal", Port: 9000, TargetURI: "dns:///flagd:8015", TLS: true,
+		SocketPath: "/run/flagd.sock", CertPath: "/etc/ca.pem", Deadline: 1500 * time.Millisecond, StreamDeadline: 0,
+		RetryBackoff: 200 * time.Millisecond, RetryBackoffMax: 4 * time.Second, RetryGracePeriod: 3 * time.Second,
+		KeepAlive: 30 * time.Second, Selector: "app=shop", ProviderID: "shop-1", OfflinePollInterval: 250 * time.Millisecond,
+		FatalStatusCodes: []string{"PERMISSION_DENIED", "unauthenticated"}, CacheFile: "/var/cache/flags.json",
+		FractionalVersion: fractional.V3,
+	}
+	if !sameConfig(c, want) {
+		t.Errorf("from the environment:\n got %+v\nwant %+v", c, want)
+	}
+
+	// Explicit options win over the variables...
+	c, err = NewConfig(WithHost("mine"), WithDeadline(time.Second), WithFractionalVersion(fractional.V1), WithFatalStatusCodes(codes.Internal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Host != "mine" || c.Deadline != time.Second || c.FractionalVersion != fractional.V1 || !slices.Equal(c.FatalStatusCodes, []string{"INTERNAL"}) || c.RetryGracePeriod != 3*time.Second {
+		t.Errorf("explicit options: %+v", c)
+	}
+	// ...unless FromEnv comes after them.
+	c, err = NewConfig(WithHost("mine"), WithDeadline(time.Second), FromEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Host != "flagd.internal" || c.Deadline != 1500*time.Millisecond {
+		t.Errorf("FromEnv last: %+v", c)
+	}
+	// NewProvider accepts the same (the codes are real, the resolver
+	// in-process), once the CA file is one that exists.
+	if _, err := NewProvider(); err == nil || !strings.Contains(err.Error(), "/etc/ca.pem") {
+		t.Errorf("a missing CA file: %v", err)
+	}
+	t.Setenv(EnvServerCertPath, "")
+	p, err := NewProvider()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.CertPath = ""
+	if got := p.Config(); !sameConfig(got, want) {
+		t.Errorf("provider config %+v", got)
+	}
+}
+
+func TestSyncPort(t *testing.T) {
+	t.Setenv(EnvPort, "8888")
+	t.Setenv(EnvSyncPort, "9999")
+	in := WithResolver(ResolverInProcess)
+	cases := []struct {
+		name string
+		opts []Option
+		port int
+	}{
+		{"in-process: the sync port wins over FLAGD_PORT", []Option{in}, 9999},
+		{"rpc: the sync port does not apply", []Option{WithResolver(ResolverRPC)}, 8888},
+		{"an explicit port wins", []Option{in, WithPort(1234)}, 1234},
+		{"unless FromEnv comes last", []Option{in, WithPort(1234), FromEnv()}, 9999},
+	}
+	for _, c := range cases {
+		cfg, err := NewConfig(c.opts...)
+		if err != nil || cfg.Port != c.port {
+			t.Errorf("%s: port %d, %v", c.name, cfg.Port, err)
+		}
 	}
 }
 
 func TestUnparsableVariablesNameTheVariable(t *testing.T) {
 	cases := map[string]string{
-		EnvOfflinePollMs:         "fast",
+		EnvResolver:              "remote",
+		EnvHost:                  "",
+		EnvPort:                  "abc",
+		EnvSyncPort:              "70000",
+		EnvTargetURI:             "envoy://nohost",
+		EnvTLS:                   "yes please",
 		EnvDeadlineMs:            "-5",
+		EnvStreamDeadlineMs:      "soon",
+		EnvRetryBackoffMs:        "0",
+		EnvRetryBackoffMaxMs:     "1.5",
 		EnvRetryGracePeriod:      "1.5",
+		EnvKeepAliveTimeMs:       "-1",
+		EnvOfflinePollMs:         "fast",
 		EnvFractionalVersion:     "v4",
 		EnvOfflineFlagSourcePath: "",
+		EnvCacheFile:             "",
 	}
 	for name, value := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -112,11 +232,21 @@ func TestUnparsableVariablesNameTheVariable(t *testing.T) {
 			}
 		})
 	}
+	t.Run(EnvFatalStatusCodes, func(t *testing.T) {
+		t.Setenv(EnvFatalStatusCodes, "PERMISSION_DENIED,NOT_A_CODE")
+		if _, err := NewConfig(); err != nil {
+			t.Errorf("the configuration keeps the names as given: %v", err)
+		}
+		_, err := NewProvider(WithResolver(ResolverInProcess))
+		if err == nil || !strings.Contains(err.Error(), EnvFatalStatusCodes) || !strings.Contains(err.Error(), "NOT_A_CODE") {
+			t.Fatalf("NewProvider: %v", err)
+		}
+	})
 	t.Run("zero grace period is allowed", func(t *testing.T) {
 		t.Setenv(EnvRetryGracePeriod, "0")
-		p, err := NewProvider(WithFile("flags.json"))
-		if err != nil || p.cfg.grace != 0 {
-			t.Fatalf("%v %v", p, err)
+		c, err := NewConfig()
+		if err != nil || c.RetryGracePeriod != 0 {
+			t.Fatalf("%+v %v", c, err)
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/open-feature/go-sdk/openfeature"
+	"google.golang.org/grpc/codes"
 
 	"github.com/flagsnap/flagsnap/evaluator"
 	"github.com/flagsnap/flagsnap/sync"
@@ -24,10 +25,11 @@ const Name = "flagsnap"
 // in-process. Evaluations read an immutable snapshot through one atomic
 // pointer: they never lock and never wait for a source.
 type Provider struct {
-	cfg      config
-	loadOpts []evaluator.Option
-	snap     atomic.Pointer[evaluator.FlagSet]
-	events   *emitter
+	cfg        config
+	fatalCodes []codes.Code
+	loadOpts   []evaluator.Option
+	snap       atomic.Pointer[evaluator.FlagSet]
+	events     *emitter
 
 	mu  stdsync.Mutex // guards run across Init and Shutdown
 	run *run
@@ -43,19 +45,21 @@ var (
 // variables and then opts. Invalid options or variables are an error; no
 // source is contacted until Init.
 func NewProvider(opts ...Option) (*Provider, error) {
-	cfg := defaultConfig()
-	cfg.applyEnv()
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
-	}
-	if err := cfg.check(); err != nil {
+	cfg, err := buildConfig(opts)
+	if err != nil {
 		return nil, fmt.Errorf("flagsnap: %w", err)
 	}
-	p := &Provider{cfg: cfg, events: newEmitter()}
-	p.loadOpts = []evaluator.Option{evaluator.WithFractionalVersion(cfg.version), evaluator.WithLogger(cfg.logger)}
-	if cfg.strict {
+	if cfg.source == nil && cfg.Resolver == ResolverRPC {
+		return nil, fmt.Errorf("flagsnap: the rpc resolver (flagd's default) asks flagd for every evaluation, and flagsnap evaluates in-process: "+
+			"use WithResolver(ResolverInProcess) (%s=in-process) to follow a sync server, or WithFile (%s)", EnvResolver, EnvOfflineFlagSourcePath)
+	}
+	fatal, err := statusCodes(cfg.FatalStatusCodes)
+	if err != nil {
+		return nil, fmt.Errorf("flagsnap: fatal status codes (WithFatalStatusCodes, %s): %w", EnvFatalStatusCodes, err)
+	}
+	p := &Provider{cfg: cfg, fatalCodes: fatal, events: newEmitter()}
+	p.loadOpts = []evaluator.Option{evaluator.WithFractionalVersion(cfg.FractionalVersion), evaluator.WithLogger(cfg.logger)}
+	if cfg.StrictValidation {
 		p.loadOpts = append(p.loadOpts, evaluator.WithStrict())
 	}
 	// Building the source checks what only it can check (a readable CA
@@ -65,6 +69,13 @@ func NewProvider(opts ...Option) (*Provider, error) {
 		return nil, fmt.Errorf("flagsnap: %w", err)
 	}
 	return p, nil
+}
+
+// Config is the configuration the provider runs with.
+func (p *Provider) Config() Config {
+	c := p.cfg.Config
+	c.FatalStatusCodes = slices.Clone(c.FatalStatusCodes)
+	return c
 }
 
 // Metadata names the provider.
@@ -110,7 +121,7 @@ func (p *Provider) InitWithContext(ctx context.Context, _ openfeature.Evaluation
 	}
 	p.mu.Unlock()
 
-	timer := time.NewTimer(p.cfg.deadline)
+	timer := time.NewTimer(p.cfg.Deadline)
 	defer timer.Stop()
 	select {
 	case <-r.ready:
@@ -121,7 +132,7 @@ func (p *Provider) InitWithContext(ctx context.Context, _ openfeature.Evaluation
 	case <-ctx.Done():
 	}
 	var cached *evaluator.FlagSet
-	if p.cfg.cacheFile != "" {
+	if p.cfg.CacheFile != "" {
 		set, err := p.readCache()
 		if err != nil {
 			p.cfg.logger.Warn("flag cache not used", slog.String("error", err.Error()))
@@ -148,29 +159,30 @@ func (p *Provider) ShutdownWithContext(ctx context.Context) error {
 }
 
 func (p *Provider) newSource() (sync.Source, error) {
+	c := &p.cfg
 	switch {
-	case p.cfg.sourceSet:
-		return p.cfg.source, nil
-	case p.cfg.fileSet:
-		return sync.NewFile(sync.FileConfig{Path: p.cfg.filePath, PollInterval: p.cfg.pollInterval, Logger: p.cfg.logger})
+	case c.source != nil:
+		return c.source, nil
+	case c.Resolver == ResolverFile:
+		return sync.NewFile(sync.FileConfig{Path: c.OfflineFlagSourcePath, PollInterval: c.OfflinePollInterval, Logger: c.logger})
 	}
 	return sync.NewGRPC(sync.GRPCConfig{
-		Host:             p.cfg.host,
-		Port:             p.cfg.port,
-		TargetURI:        p.cfg.targetURI,
-		SocketPath:       p.cfg.socketPath,
-		TLS:              p.cfg.tls,
-		CACertPath:       p.cfg.caCertPath,
-		Selector:         p.cfg.selector,
-		ProviderID:       p.cfg.providerID,
-		Deadline:         p.cfg.deadline,
-		StreamDeadline:   p.cfg.streamDeadline,
-		RetryBackoff:     p.cfg.retryBackoff,
-		RetryBackoffMax:  p.cfg.retryBackoffMax,
-		KeepAlive:        p.cfg.keepAlive,
-		FatalStatusCodes: p.cfg.fatalCodes,
-		DialOptions:      p.cfg.dialOptions,
-		Logger:           p.cfg.logger,
+		Host:             c.Host,
+		Port:             c.Port,
+		TargetURI:        c.TargetURI,
+		SocketPath:       c.SocketPath,
+		TLS:              c.TLS,
+		CACertPath:       c.CertPath,
+		Selector:         c.Selector,
+		ProviderID:       c.ProviderID,
+		Deadline:         c.Deadline,
+		StreamDeadline:   c.StreamDeadline,
+		RetryBackoff:     c.RetryBackoff,
+		RetryBackoffMax:  c.RetryBackoffMax,
+		KeepAlive:        c.KeepAlive,
+		FatalStatusCodes: p.fatalCodes,
+		DialOptions:      c.dialOptions,
+		Logger:           c.logger,
 	})
 }
 
@@ -282,9 +294,9 @@ func (r *run) giveUpInit(cached *evaluator.FlagSet) error {
 	}
 	r.state = stateInitError
 	if r.lastErr != nil {
-		return fmt.Errorf("no flags within %v: %w", r.p.cfg.deadline, r.lastErr)
+		return fmt.Errorf("no flags within %v: %w", r.p.cfg.Deadline, r.lastErr)
 	}
-	return fmt.Errorf("no flags within %v", r.p.cfg.deadline)
+	return fmt.Errorf("no flags within %v", r.p.cfg.Deadline)
 }
 
 // initAnnounceDelay separates the READY that OpenFeature sends when Init
@@ -325,7 +337,7 @@ func (r *run) supervise() {
 			}
 			switch {
 			case stale && timer == nil:
-				timer = time.NewTimer(r.p.cfg.grace)
+				timer = time.NewTimer(r.p.cfg.RetryGracePeriod)
 				expired = timer.C
 			case !stale && timer != nil:
 				timer.Stop()
@@ -419,9 +431,9 @@ func (s *sink) Update(u sync.Update) {
 	r.state = stateReady
 	r.wake()
 	p.cfg.logger.Debug("flags loaded", slog.String("origin", u.Origin), slog.Int("flags", set.Len()), slog.Int("changed", len(changes)))
-	if p.cfg.cacheFile != "" {
-		if err := writeCache(p.cfg.cacheFile, u); err != nil {
-			p.cfg.logger.Warn("flag cache not written", slog.String("path", p.cfg.cacheFile), slog.String("error", err.Error()))
+	if p.cfg.CacheFile != "" {
+		if err := writeCache(p.cfg.CacheFile, u); err != nil {
+			p.cfg.logger.Warn("flag cache not written", slog.String("path", p.cfg.CacheFile), slog.String("error", err.Error()))
 		}
 	}
 }

@@ -36,7 +36,7 @@ func serve(t *testing.T, opts ...syncserver.Option) *syncserver.Server {
 // fast keeps reconnection quick in tests.
 func fast(s *syncserver.Server) []Option {
 	return []Option{
-		WithHost("127.0.0.1"), WithPort(s.Port()),
+		WithResolver(ResolverInProcess), WithHost("127.0.0.1"), WithPort(s.Port()),
 		WithRetryBackoff(50*time.Millisecond, 200*time.Millisecond),
 		WithDeadline(3 * time.Second),
 	}
@@ -137,14 +137,14 @@ func TestGRPCTransports(t *testing.T) {
 		if err := s.ListenUnix(sock); err != nil {
 			t.Fatal(err)
 		}
-		p, _ := grpcProvider(t, WithSocketPath(sock), WithDeadline(3*time.Second))
+		p, _ := grpcProvider(t, WithResolver(ResolverInProcess), WithSocketPath(sock), WithDeadline(3*time.Second))
 		if c := color(p); c != "red" {
 			t.Errorf("color %q", c)
 		}
 	})
 	t.Run("envoy target URI", func(t *testing.T) {
 		s := serve(t, syncserver.WithFlags([]byte(flagsV1)))
-		p, _ := grpcProvider(t, WithTargetURI(fmt.Sprintf("envoy://127.0.0.1:%d/sync.service", s.Port())), WithDeadline(3*time.Second))
+		p, _ := grpcProvider(t, WithResolver(ResolverInProcess), WithTargetURI(fmt.Sprintf("envoy://127.0.0.1:%d/sync.service", s.Port())), WithDeadline(3*time.Second))
 		if c := color(p); c != "red" {
 			t.Errorf("color %q", c)
 		}
@@ -153,7 +153,7 @@ func TestGRPCTransports(t *testing.T) {
 		}
 	})
 	t.Run("bad CA file", func(t *testing.T) {
-		_, err := NewProvider(WithTLS(filepath.Join(t.TempDir(), "missing.pem")))
+		_, err := NewProvider(WithResolver(ResolverInProcess), WithTLS(filepath.Join(t.TempDir(), "missing.pem")))
 		if err == nil || !contains(err.Error(), "missing.pem") {
 			t.Errorf("NewProvider: %v", err)
 		}
@@ -279,7 +279,7 @@ func TestGRPCCacheFile(t *testing.T) {
 	s.Stop()
 
 	// The server is down: the cache is served, and the provider is STALE.
-	p, err := NewProvider(WithHost("127.0.0.1"), WithPort(port), WithCacheFile(cache), WithDeadline(200*time.Millisecond),
+	p, err := NewProvider(WithResolver(ResolverInProcess), WithHost("127.0.0.1"), WithPort(port), WithCacheFile(cache), WithDeadline(200*time.Millisecond),
 		WithRetryBackoff(50*time.Millisecond, 200*time.Millisecond), WithRetryGracePeriod(time.Hour))
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +313,7 @@ func TestGRPCCacheFile(t *testing.T) {
 	t.Run("corrupt cache is ignored", func(t *testing.T) {
 		bad := filepath.Join(t.TempDir(), "bad.json")
 		writeFile(t, bad, "{not json")
-		p, err := NewProvider(WithHost("127.0.0.1"), WithPort(port+1), WithCacheFile(bad), WithDeadline(100*time.Millisecond))
+		p, err := NewProvider(WithResolver(ResolverInProcess), WithHost("127.0.0.1"), WithPort(port+1), WithCacheFile(bad), WithDeadline(100*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -56,7 +56,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "sync server on %s\n", server.Addr())
 
-	provider, err := flagsnap.NewProvider(flagsnap.WithHost("127.0.0.1"), flagsnap.WithPort(server.Port()))
+	provider, err := flagsnap.NewProvider(
+		flagsnap.WithResolver(flagsnap.ResolverInProcess),
+		flagsnap.WithHost("127.0.0.1"),
+		flagsnap.WithPort(server.Port()),
+	)
 	if err != nil {
 		return err
 	}
