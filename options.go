@@ -26,9 +26,12 @@ import (
 type Resolver string
 
 const (
-	ResolverRPC       Resolver = "rpc"
+	// ResolverRPC asks flagd for every evaluation; flagsnap refuses it.
+	ResolverRPC Resolver = "rpc"
+	// ResolverInProcess follows a flagd sync server and evaluates locally.
 	ResolverInProcess Resolver = "in-process"
-	ResolverFile      Resolver = "file"
+	// ResolverFile reads the flags from a watched file.
+	ResolverFile Resolver = "file"
 )
 
 // ParseResolver reads a resolver name, in any case.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/open-feature/go-sdk/openfeature"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
 	"github.com/flagsnap/flagsnap/e2e/syncserver"
@@ -393,4 +394,33 @@ func TestGRPCSoakRestarts(t *testing.T) {
 	eventually(t, "file descriptors back to their number before", func() bool {
 		return openFiles(t) <= filesBefore
 	})
+}
+
+func TestGRPCStreamOptions(t *testing.T) {
+	s := serve(t, syncserver.WithFlags([]byte(flagsV1)))
+	var streams atomic.Int64
+	count := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		streams.Add(1)
+		return streamer(ctx, desc, cc, method, opts...)
+	}
+	p, ev := grpcProvider(t, append(fast(s),
+		WithStreamDeadline(150*time.Millisecond),
+		WithKeepAlive(10*time.Second),
+		WithGRPCDialOptions(grpc.WithStreamInterceptor(count)),
+	)...)
+	// The stream deadline reopens the stream without reporting a loss.
+	eventually(t, "the stream reopened twice", func() bool { return streams.Load() >= 3 })
+	ev.none(100 * time.Millisecond)
+	if c := color(p); c != "red" {
+		t.Fatalf("color %q", c)
+	}
+	syncs := 0
+	for _, r := range s.Requests() {
+		if r.Method == "SyncFlags" {
+			syncs++
+		}
+	}
+	if syncs < 3 {
+		t.Errorf("%d SyncFlags requests reached the server", syncs)
+	}
 }

@@ -11,53 +11,40 @@ import (
 
 // BooleanEvaluation resolves a boolean flag.
 func (p *Provider) BooleanEvaluation(_ context.Context, flag string, def bool, flatCtx openfeature.FlattenedContext) openfeature.BoolResolutionDetail {
-	set := p.snap.Load()
-	if set == nil {
-		return openfeature.BoolResolutionDetail{Value: def, ProviderResolutionDetail: notReady}
-	}
-	r := set.ResolveBool(flag, def, flatCtx)
-	return openfeature.BoolResolutionDetail{Value: r.Value, ProviderResolutionDetail: detail(flag, r.Variant, r.Reason, r.Err, r.Metadata)}
+	return resolveWith(p, flag, def, flatCtx, (*evaluator.FlagSet).ResolveBool)
 }
 
 // StringEvaluation resolves a string flag.
 func (p *Provider) StringEvaluation(_ context.Context, flag string, def string, flatCtx openfeature.FlattenedContext) openfeature.StringResolutionDetail {
-	set := p.snap.Load()
-	if set == nil {
-		return openfeature.StringResolutionDetail{Value: def, ProviderResolutionDetail: notReady}
-	}
-	r := set.ResolveString(flag, def, flatCtx)
-	return openfeature.StringResolutionDetail{Value: r.Value, ProviderResolutionDetail: detail(flag, r.Variant, r.Reason, r.Err, r.Metadata)}
+	return resolveWith(p, flag, def, flatCtx, (*evaluator.FlagSet).ResolveString)
 }
 
 // IntEvaluation resolves an integer flag. A variant converts only when it
 // is a whole number within int64: 10.0 is 10, 3.14 is TYPE_MISMATCH.
 func (p *Provider) IntEvaluation(_ context.Context, flag string, def int64, flatCtx openfeature.FlattenedContext) openfeature.IntResolutionDetail {
-	set := p.snap.Load()
-	if set == nil {
-		return openfeature.IntResolutionDetail{Value: def, ProviderResolutionDetail: notReady}
-	}
-	r := set.ResolveInt(flag, def, flatCtx)
-	return openfeature.IntResolutionDetail{Value: r.Value, ProviderResolutionDetail: detail(flag, r.Variant, r.Reason, r.Err, r.Metadata)}
+	return resolveWith(p, flag, def, flatCtx, (*evaluator.FlagSet).ResolveInt)
 }
 
 // FloatEvaluation resolves a number flag.
 func (p *Provider) FloatEvaluation(_ context.Context, flag string, def float64, flatCtx openfeature.FlattenedContext) openfeature.FloatResolutionDetail {
-	set := p.snap.Load()
-	if set == nil {
-		return openfeature.FloatResolutionDetail{Value: def, ProviderResolutionDetail: notReady}
-	}
-	r := set.ResolveFloat(flag, def, flatCtx)
-	return openfeature.FloatResolutionDetail{Value: r.Value, ProviderResolutionDetail: detail(flag, r.Variant, r.Reason, r.Err, r.Metadata)}
+	return resolveWith(p, flag, def, flatCtx, (*evaluator.FlagSet).ResolveFloat)
 }
 
 // ObjectEvaluation resolves an object flag: map[string]any or []any.
 func (p *Provider) ObjectEvaluation(_ context.Context, flag string, def any, flatCtx openfeature.FlattenedContext) openfeature.InterfaceResolutionDetail {
+	return resolveWith(p, flag, def, flatCtx, (*evaluator.FlagSet).ResolveObject)
+}
+
+// resolveWith reads the snapshot in force once and resolves the flag in it.
+func resolveWith[T any](p *Provider, flag string, def T, flatCtx openfeature.FlattenedContext,
+	resolve func(*evaluator.FlagSet, string, T, map[string]any) evaluator.Resolution[T],
+) openfeature.GenericResolutionDetail[T] {
 	set := p.snap.Load()
 	if set == nil {
-		return openfeature.InterfaceResolutionDetail{Value: def, ProviderResolutionDetail: notReady}
+		return openfeature.GenericResolutionDetail[T]{Value: def, ProviderResolutionDetail: notReady}
 	}
-	r := set.ResolveObject(flag, def, flatCtx)
-	return openfeature.InterfaceResolutionDetail{Value: r.Value, ProviderResolutionDetail: detail(flag, r.Variant, r.Reason, r.Err, r.Metadata)}
+	r := resolve(set, flag, def, flatCtx)
+	return openfeature.GenericResolutionDetail[T]{Value: r.Value, ProviderResolutionDetail: detail(flag, r.Variant, r.Reason, r.Err, r.Metadata)}
 }
 
 var notReady = openfeature.ProviderResolutionDetail{

@@ -1,8 +1,14 @@
 package evaluator
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"testing"
+	"time"
+
+	jsonlogic "github.com/diegoholiveira/jsonlogic/v3"
 
 	"github.com/flagsnap/flagsnap/fractional"
 )
@@ -85,6 +91,47 @@ func BenchmarkResolve(b *testing.B) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkFlagdStyle evaluates the same rules the way flagd's Go core does
+// (encode the context and the rule as JSON, let the reference engine decode
+// and apply them, encode the result), for comparison with BenchmarkResolve.
+func BenchmarkFlagdStyle(b *testing.B) {
+	var doc struct {
+		Flags map[string]struct {
+			Targeting json.RawMessage `json:"targeting"`
+		} `json:"flags"`
+	}
+	if err := json.Unmarshal([]byte(benchDoc), &doc); err != nil {
+		b.Fatal(err)
+	}
+	registerOracle()
+	ctxs := benchContexts()
+	for _, key := range []string{"simple", "complex"} {
+		rule := doc.Flags[key].Targeting
+		for _, size := range []string{"small", "large"} {
+			ctx := ctxs[size]
+			evaluate := func() error {
+				data := maps.Clone(ctx)
+				data["$flagd"] = map[string]any{"flagKey": key, "timestamp": time.Now().Unix()}
+				encoded, err := json.Marshal(data)
+				if err != nil {
+					return err
+				}
+				var out bytes.Buffer
+				return jsonlogic.Apply(bytes.NewReader(rule), bytes.NewReader(encoded), &out)
+			}
+			if err := evaluate(); err != nil {
+				b.Fatal(err)
+			}
+			b.Run(key+"/"+size, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					_ = evaluate()
+				}
+			})
 		}
 	}
 }

@@ -152,6 +152,7 @@ type CompileError struct {
 	Msg  string
 }
 
+// Error says where the rule is wrong and why.
 func (e *CompileError) Error() string {
 	if e.Path == "" {
 		return e.Msg

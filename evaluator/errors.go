@@ -44,6 +44,7 @@ type Error struct {
 	Err  error // the underlying cause, if any
 }
 
+// Error names the flag, then says what went wrong.
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.Flag != "" {
@@ -77,6 +78,7 @@ type SyntaxError struct {
 	Msg    string
 }
 
+// Error gives the format, the position and the parser's message.
 func (e *SyntaxError) Error() string {
 	if e.Column > 0 {
 		return fmt.Sprintf("invalid %s at line %d, column %d: %s", e.Format, e.Line, e.Column, e.Msg)
@@ -93,6 +95,7 @@ type DocumentError struct {
 	Msg string
 }
 
+// Error says why the document is not a flag set.
 func (e *DocumentError) Error() string { return "not a flag set: " + e.Msg }
 
 // FlagProblem is a problem confined to one flag. Outside strict mode the
@@ -102,6 +105,7 @@ type FlagProblem struct {
 	Err  error
 }
 
+// Error names the flag and its problem.
 func (p FlagProblem) Error() string { return fmt.Sprintf("flag %q: %v", p.Flag, p.Err) }
 
 // ValidationError is the strict mode's rejection of a whole document
@@ -110,6 +114,7 @@ type ValidationError struct {
 	Problems []FlagProblem
 }
 
+// Error lists every flag's problem.
 func (e *ValidationError) Error() string {
 	msgs := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
