@@ -18,24 +18,29 @@ func parseVersion(s string) (version, bool) {
 	if len(s) > 0 && (s[0] == 'v' || s[0] == 'V') {
 		s = s[1:]
 	}
-	core, build, hasBuild := strings.Cut(s, "+")
-	if hasBuild && !validIdents(build, false) {
-		return version{}, false
-	}
-	core, pre, hasPre := strings.Cut(core, "-")
-	nums := [3]string{"0", "0", "0"}
-	count := 0
-	for rest := core; ; count++ {
-		part, tail, more := strings.Cut(rest, ".")
-		if count == 3 || !validNumber(part) {
+	core, pre := s, ""
+	hasPre, hasBuild := false, false
+	if i := strings.IndexByte(core, '+'); i >= 0 {
+		if !validIdents(core[i+1:], false) {
 			return version{}, false
 		}
-		nums[count] = part
-		if !more {
-			count++
-			break
+		core, hasBuild = core[:i], true
+	}
+	if i := strings.IndexByte(core, '-'); i >= 0 {
+		core, pre, hasPre = core[:i], core[i+1:], true
+	}
+	nums := [3]string{"0", "0", "0"}
+	count, start := 0, 0
+	for i := 0; i <= len(core); i++ {
+		if i < len(core) && core[i] != '.' {
+			continue
 		}
-		rest = tail
+		if count == 3 || !validNumber(core[start:i]) {
+			return version{}, false
+		}
+		nums[count] = core[start:i]
+		count++
+		start = i + 1
 	}
 	if (hasPre || hasBuild) && count != 3 {
 		return version{}, false

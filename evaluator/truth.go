@@ -1,9 +1,6 @@
 package evaluator
 
-import (
-	"strings"
-	"unicode/utf8"
-)
+import "strings"
 
 // test is the truthiness of n's value. Conditions (of if, and the operands
 // of and / or beneath one) only need truthiness, and for the operators that
@@ -58,7 +55,7 @@ func (e *env) binary(n *node) value {
 		x := e.attrRaw(a.v.path.parts[0])
 		switch t := x.(type) {
 		case string:
-			if !utf8.ValidString(t) {
+			if !validText(t) {
 				break
 			}
 			if n.in != nil {

@@ -79,7 +79,7 @@ func fromAny(x any) value {
 	// cheaper than the full type switch. Keeping x itself, rather than the
 	// string in it, avoids boxing it again.
 	if s, ok := x.(string); ok {
-		if utf8.ValidString(s) {
+		if validText(s) {
 			return value{k: kStr, ref: x}
 		}
 		return strVal(validUTF8(s))
@@ -150,10 +150,21 @@ func container(k kind, x any, isNil bool) value {
 
 // textVal is a string from a caller's Go value, as JSON would carry it.
 func textVal(s string) value {
-	if utf8.ValidString(s) {
+	if validText(s) {
 		return strVal(s)
 	}
 	return strVal(validUTF8(s))
+}
+
+// validText is utf8.ValidString with a quick path for ASCII, which context
+// strings almost always are.
+func validText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return utf8.ValidString(s[i:])
+		}
+	}
+	return true
 }
 
 // validUTF8 replaces every invalid byte with U+FFFD, one for one, as
