@@ -2,6 +2,7 @@ package flagsnap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -128,6 +129,8 @@ func (p *Provider) InitWithContext(ctx context.Context, _ openfeature.Evaluation
 		return nil
 	case <-r.fatal:
 		return &openfeature.ProviderInitError{ErrorCode: openfeature.ProviderFatalCode, Message: r.fatalErr.Error()}
+	case <-r.ctx.Done():
+		return errors.New("flagsnap: the provider was shut down during Init")
 	case <-timer.C:
 	case <-ctx.Done():
 	}

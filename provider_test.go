@@ -446,3 +446,23 @@ func TestEvaluationDetailsThroughOpenFeature(t *testing.T) {
 		t.Errorf("name %q", p.Metadata().Name)
 	}
 }
+
+func TestShutdownEndsAWaitingInit(t *testing.T) {
+	src := newFakeSource()
+	p, err := NewProvider(WithSource(src), WithDeadline(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Init(openfeature.EvaluationContext{}) }()
+	src.sink(t) // Init has started the source
+	p.Shutdown()
+	select {
+	case err := <-done:
+		if err == nil || !contains(err.Error(), "shut down") {
+			t.Fatalf("Init: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Init still waiting after Shutdown")
+	}
+}

@@ -1,0 +1,30 @@
+// Package e2e is flagsnap's conformance suite: the provider-level scenarios
+// that every flagd provider runs (the Gherkin features of the
+// open-feature/flagd-testbed project), executed with godog against the
+// public API only — an OpenFeature client in front of a provider built from
+// flagsnap's options.
+//
+// The suite plays the part of flagd-testbed's control program itself. It
+// merges the testbed's flag files into the flag set a flagd server would
+// serve, serves it with a real gRPC sync server in the test process
+// (package syncserver) or writes it to a watched file, breaks and restores
+// the connection, and changes a flag, as the scenarios ask.
+//
+// Every scenario tagged @in-process or @file runs in six configurations:
+// the in-process (gRPC) and file modes, each with the fractional bucketing
+// versions v2, v3 and v1. Scenarios that only concern flagd's remote RPC
+// resolver, or its evaluation cache (@caching), are not selected. The test
+// log ends with a table of the scenarios passed, failed and skipped in each
+// configuration and the tag expression that selected them.
+//
+// Run it with
+//
+//	go test ./e2e/...
+//	go test -race -v -run 'TestConformance/in-process/v2' ./e2e/
+//
+// The scenarios and flag files are read at test time from the directory
+// named by FLAGD_TESTBED_DIR, a checkout of
+// https://github.com/open-feature/flagd-testbed; without the variable, from
+// ../shared/flagd-testbed relative to the module root. When neither exists
+// the suite is skipped.
+package e2e
