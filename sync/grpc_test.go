@@ -1,4 +1,4 @@
-package sync_test
+package sync
 
 import (
 	"context"
@@ -19,7 +19,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/flagsnap/flagsnap/e2e/syncserver"
-	"github.com/flagsnap/flagsnap/sync"
 )
 
 func flagDoc(name, variant string) string {
@@ -40,18 +39,18 @@ func TestGRPCDeliversFlagSets(t *testing.T) {
 	if got := h.src.Target(); got != want {
 		t.Errorf("Target() = %q, want %q", got, want)
 	}
-	first := h.rec.waitUpdate(t, docA)
-	if first.origin != want {
-		t.Errorf("Origin = %q, want %q", first.origin, want)
+	first := h.rec.waitLatestUpdate(t, docA)
+	if first.orig != want {
+		t.Errorf("Origin = %q, want %q", first.orig, want)
 	}
 	if first.syncCtx != nil {
 		t.Errorf("SyncContext = %v from a server without any, want nil", first.syncCtx)
 	}
 
 	srv.SetFlags([]byte(docB))
-	h.rec.waitUpdate(t, docB)
+	h.rec.waitLatestUpdate(t, docB)
 	calls := h.rec.snapshot()
-	if n := countGRPC(calls, "lost") + countGRPC(calls, "fatal"); n != 0 {
+	if n := count(calls, "lost") + count(calls, "fatal"); n != 0 {
 		t.Errorf("healthy server: sink got %v", calls)
 	}
 	if n := len(requests(srv, "SyncFlags")); n != 1 {
@@ -69,7 +68,7 @@ func TestGRPCSelector(t *testing.T) {
 	cfg.Selector = "team-b"
 	h := startGRPC(t, cfg)
 
-	h.rec.waitUpdate(t, docB)
+	h.rec.waitLatestUpdate(t, docB)
 	reqs := requests(srv, "SyncFlags")
 	if len(reqs) == 0 {
 		t.Fatal("no SyncFlags call recorded")
@@ -90,7 +89,7 @@ func TestGRPCProviderID(t *testing.T) {
 	cfg.ProviderID = "checkout-service"
 	h := startGRPC(t, cfg)
 
-	h.rec.waitUpdate(t, docA)
+	h.rec.waitLatestUpdate(t, docA)
 	reqs := requests(srv, "SyncFlags")
 	if len(reqs) == 0 || reqs[0].ProviderID != "checkout-service" {
 		t.Errorf("SyncFlags calls %+v, want provider_id %q", reqs, "checkout-service")
@@ -111,7 +110,7 @@ func TestGRPCSyncContext(t *testing.T) {
 			syncserver.WithMetadata(map[string]any{"env": "metadata"}))
 		h := startGRPC(t, tcpConfig(srv))
 
-		got := h.rec.waitUpdate(t, docA)
+		got := h.rec.waitLatestUpdate(t, docA)
 		want := map[string]any{"env": "prod", "n": 2.0}
 		if !reflect.DeepEqual(got.syncCtx, want) {
 			t.Errorf("SyncContext = %v, want %v", got.syncCtx, want)
@@ -129,15 +128,15 @@ func TestGRPCSyncContext(t *testing.T) {
 		cfg := tcpConfig(srv)
 		// A loaded machine can take longer than the default 500ms to
 		// answer; a failed GetMetadata would leave the context out.
-		cfg.Deadline = grpcWait
+		cfg.Deadline = waitTimeout
 		h := startGRPC(t, cfg)
 
 		want := map[string]any{"env": "metadata"}
-		if got := h.rec.waitUpdate(t, docA); !reflect.DeepEqual(got.syncCtx, want) {
+		if got := h.rec.waitLatestUpdate(t, docA); !reflect.DeepEqual(got.syncCtx, want) {
 			t.Errorf("first SyncContext = %v, want %v", got.syncCtx, want)
 		}
 		srv.SetFlags([]byte(docB))
-		if got := h.rec.waitUpdate(t, docB); !reflect.DeepEqual(got.syncCtx, want) {
+		if got := h.rec.waitLatestUpdate(t, docB); !reflect.DeepEqual(got.syncCtx, want) {
 			t.Errorf("second SyncContext = %v, want %v", got.syncCtx, want)
 		}
 		if n := len(requests(srv, "GetMetadata")); n != 1 {
@@ -150,13 +149,13 @@ func TestGRPCSyncContext(t *testing.T) {
 		srv := newSyncServer(t, syncserver.WithFlags([]byte(docA)))
 		h := startGRPC(t, tcpConfig(srv))
 
-		if got := h.rec.waitUpdate(t, docA); got.syncCtx != nil {
+		if got := h.rec.waitLatestUpdate(t, docA); got.syncCtx != nil {
 			t.Errorf("SyncContext = %v, want nil", got.syncCtx)
 		}
 		if n := len(requests(srv, "GetMetadata")); n != 1 {
 			t.Errorf("GetMetadata called %d times, want 1", n)
 		}
-		if calls := h.rec.snapshot(); countGRPC(calls, "lost") != 0 {
+		if calls := h.rec.snapshot(); count(calls, "lost") != 0 {
 			t.Errorf("an unimplemented GetMetadata is not a loss; sink got %v", calls)
 		}
 	})
@@ -170,10 +169,10 @@ func TestGRPCSyncContext(t *testing.T) {
 		cfg := tcpConfig(srv)
 		// A loaded machine can take longer than the default 500ms to
 		// answer; a failed GetMetadata would leave the context out.
-		cfg.Deadline = grpcWait
+		cfg.Deadline = waitTimeout
 		h := startGRPC(t, cfg)
 
-		if got := h.rec.waitUpdate(t, docA); !reflect.DeepEqual(got.syncCtx, old) {
+		if got := h.rec.waitLatestUpdate(t, docA); !reflect.DeepEqual(got.syncCtx, old) {
 			t.Fatalf("SyncContext = %v, want %v", got.syncCtx, old)
 		}
 		srv.Stop()
@@ -210,7 +209,7 @@ func TestGRPCTLS(t *testing.T) {
 		cfg := tcpConfig(srv)
 		cfg.TLS, cfg.CACertPath = true, ca
 		h := startGRPC(t, cfg)
-		h.rec.waitUpdate(t, docA)
+		h.rec.waitLatestUpdate(t, docA)
 	})
 
 	t.Run("untrusted CA", func(t *testing.T) {
@@ -231,7 +230,7 @@ func TestGRPCTLS(t *testing.T) {
 		if code := status.Code(lost.err); code != codes.Unavailable {
 			t.Errorf("Lost(%v): code %v, want Unavailable", lost.err, code)
 		}
-		if n := countGRPC(h.rec.snapshot(), "update"); n != 0 {
+		if n := count(h.rec.snapshot(), "update"); n != 0 {
 			t.Errorf("got %d updates over an untrusted connection", n)
 		}
 	})
@@ -254,27 +253,27 @@ func TestGRPCUnixSocket(t *testing.T) {
 	if err := srv.ListenUnix(path); err != nil {
 		t.Fatal(err)
 	}
-	h := startGRPC(t, sync.GRPCConfig{SocketPath: path, Host: "ignored.invalid", Port: 1})
+	h := startGRPC(t, GRPCConfig{SocketPath: path, Host: "ignored.invalid", Port: 1})
 
 	if got, want := h.src.Target(), "unix://"+path; got != want {
 		t.Errorf("Target() = %q, want %q", got, want)
 	}
-	h.rec.waitUpdate(t, docA)
+	h.rec.waitLatestUpdate(t, docA)
 	srv.SetFlags([]byte(docB))
-	h.rec.waitUpdate(t, docB)
+	h.rec.waitLatestUpdate(t, docB)
 }
 
 func TestGRPCEnvoyTarget(t *testing.T) {
 	t.Parallel()
 	srv := newSyncServer(t, syncserver.WithFlags([]byte(docA)))
 	uri := fmt.Sprintf("envoy://127.0.0.1:%d/my.service", srv.Port())
-	h := startGRPC(t, sync.GRPCConfig{TargetURI: uri, Port: 1})
+	h := startGRPC(t, GRPCConfig{TargetURI: uri, Port: 1})
 
 	if got := h.src.Target(); got != uri {
 		t.Errorf("Target() = %q, want %q", got, uri)
 	}
-	if got := h.rec.waitUpdate(t, docA); got.origin != uri {
-		t.Errorf("Origin = %q, want %q", got.origin, uri)
+	if got := h.rec.waitLatestUpdate(t, docA); got.orig != uri {
+		t.Errorf("Origin = %q, want %q", got.orig, uri)
 	}
 	reqs := requests(srv, "SyncFlags")
 	if len(reqs) == 0 || reqs[0].Authority != "my.service" {
@@ -286,8 +285,8 @@ func TestGRPCTargetURIPassedToGRPC(t *testing.T) {
 	t.Parallel()
 	srv := newSyncServer(t, syncserver.WithFlags([]byte(docA)))
 	uri := "passthrough:///" + srv.Addr()
-	h := startGRPC(t, sync.GRPCConfig{TargetURI: uri})
-	h.rec.waitUpdate(t, docA)
+	h := startGRPC(t, GRPCConfig{TargetURI: uri})
+	h.rec.waitLatestUpdate(t, docA)
 	if got := h.src.Target(); got != uri {
 		t.Errorf("Target() = %q, want %q", got, uri)
 	}
@@ -343,7 +342,7 @@ func TestGRPCFatalStatusAfterSuccessIsRetried(t *testing.T) {
 	cfg := tcpConfig(srv)
 	cfg.FatalStatusCodes = []codes.Code{codes.PermissionDenied}
 	h := startGRPC(t, cfg)
-	h.rec.waitUpdate(t, docA)
+	h.rec.waitLatestUpdate(t, docA)
 
 	srv.Stop()
 	srv.SetStatus(codes.PermissionDenied, "not any more")
@@ -354,13 +353,13 @@ func TestGRPCFatalStatusAfterSuccessIsRetried(t *testing.T) {
 	before := len(requests(srv, "SyncFlags"))
 	waitRequests(t, srv, "SyncFlags", before+2)
 	srv.SetStatus(codes.OK, "")
-	h.rec.waitUpdate(t, docA)
+	h.rec.waitLatestUpdate(t, docA)
 
 	calls := h.rec.snapshot()
-	if n := countGRPC(calls, "fatal"); n != 0 {
+	if n := count(calls, "fatal"); n != 0 {
 		t.Errorf("a fatal code after the first success must be retried; sink got %v", calls)
 	}
-	if n := countGRPC(calls, "lost"); n != 1 {
+	if n := count(calls, "lost"); n != 1 {
 		t.Errorf("got %d Lost for one outage, want 1: %v", n, calls)
 	}
 }
@@ -378,10 +377,10 @@ func TestGRPCNonFatalStatusRetries(t *testing.T) {
 	}
 	waitRequests(t, srv, "SyncFlags", 4)
 	srv.SetStatus(codes.OK, "")
-	h.rec.waitUpdate(t, docA)
+	h.rec.waitLatestUpdate(t, docA)
 
 	calls := h.rec.snapshot()
-	if countGRPC(calls, "lost") != 1 || countGRPC(calls, "fatal") != 0 {
+	if count(calls, "lost") != 1 || count(calls, "fatal") != 0 {
 		t.Errorf("want one Lost for the whole refusal and no Fatal; sink got %v", calls)
 	}
 }
@@ -390,7 +389,7 @@ func TestGRPCReconnectsAfterRestart(t *testing.T) {
 	t.Parallel()
 	srv := newSyncServer(t, syncserver.WithFlags([]byte(docA)))
 	h := startGRPC(t, tcpConfig(srv))
-	h.rec.waitUpdate(t, docA)
+	h.rec.waitLatestUpdate(t, docA)
 
 	srv.Stop()
 	lost := h.rec.waitKind(t, "lost")
@@ -408,7 +407,7 @@ func TestGRPCReconnectsAfterRestart(t *testing.T) {
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	back := h.rec.waitUpdate(t, docB)
+	back := h.rec.waitLatestUpdate(t, docB)
 
 	// Reconnecting waits at most one backoff step of the source, one of
 	// the channel's and one retry of the gRPC retry policy, each at most
@@ -420,7 +419,7 @@ func TestGRPCReconnectsAfterRestart(t *testing.T) {
 		t.Errorf("reconnected %v after the restart, want within ~%v", took, 3*testRetryBackoffMax)
 	}
 	calls := h.rec.snapshot()
-	if n := countGRPC(calls, "lost"); n != 1 {
+	if n := count(calls, "lost"); n != 1 {
 		t.Errorf("got %d Lost for one outage, want 1: %v", n, calls)
 	}
 
@@ -430,8 +429,8 @@ func TestGRPCReconnectsAfterRestart(t *testing.T) {
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	h.rec.waitUpdate(t, docB)
-	if n := countGRPC(h.rec.snapshot(), "lost"); n != 2 {
+	h.rec.waitLatestUpdate(t, docB)
+	if n := count(h.rec.snapshot(), "lost"); n != 2 {
 		t.Errorf("got %d Lost for two outages, want 2", n)
 	}
 }
@@ -449,15 +448,15 @@ func TestGRPCStreamDeadline(t *testing.T) {
 	// On a loaded machine the very first connection can take longer than
 	// the deadline; that is an ordinary failed attempt, and not the
 	// subject here.
-	h.rec.waitUpdate(t, docA)
+	h.rec.waitLatestUpdate(t, docA)
 	before := len(h.rec.snapshot())
 	first := len(requests(srv, "SyncFlags"))
 	waitRequests(t, srv, "SyncFlags", first+3)
 	calls := h.rec.snapshot()[before:]
-	if n := countGRPC(calls, "lost"); n != 0 {
+	if n := count(calls, "lost"); n != 0 {
 		t.Errorf("an expiring stream deadline is not a loss; sink got %v", calls)
 	}
-	if n := countGRPC(calls, "update"); n < 2 {
+	if n := count(calls, "update"); n < 2 {
 		t.Errorf("got %d updates from 3 renewed streams, want one per stream", n)
 	}
 }
@@ -466,17 +465,17 @@ func TestGRPCBrokenPayload(t *testing.T) {
 	t.Parallel()
 	srv := newSyncServer(t, syncserver.WithFlags([]byte(docA)))
 	h := startGRPC(t, tcpConfig(srv))
-	h.rec.waitUpdate(t, docA)
+	h.rec.waitLatestUpdate(t, docA)
 
 	srv.SendRaw("{not json")
-	h.rec.waitUpdate(t, "{not json")
+	h.rec.waitLatestUpdate(t, "{not json")
 	srv.SetFlags([]byte(docB))
-	h.rec.waitUpdate(t, docB)
+	h.rec.waitLatestUpdate(t, docB)
 
 	if n := len(requests(srv, "SyncFlags")); n != 1 {
 		t.Errorf("the stream should survive a bad payload; server saw %d SyncFlags calls", n)
 	}
-	if calls := h.rec.snapshot(); countGRPC(calls, "lost") != 0 {
+	if calls := h.rec.snapshot(); count(calls, "lost") != 0 {
 		t.Errorf("sink got %v", calls)
 	}
 }
@@ -497,7 +496,7 @@ func TestGRPCBackoff(t *testing.T) {
 		h.rec.waitKind(t, "lost")
 		time.Sleep(time.Second)
 		h.stop(t)
-		if n := countGRPC(h.rec.snapshot(), "lost"); n != 1 {
+		if n := count(h.rec.snapshot(), "lost"); n != 1 {
 			t.Errorf("got %d Lost for one outage, want 1", n)
 		}
 		return attempts.snapshot()
@@ -545,11 +544,11 @@ func TestGRPCBackoff(t *testing.T) {
 		var attempts attemptCounter
 		cfg := tcpConfig(srv)
 		cfg.DialOptions = []grpc.DialOption{attempts.option()}
-		src, err := sync.NewGRPC(cfg)
+		src, err := NewGRPC(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec := newGRPCRecorder()
+		rec := newRecorder()
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- src.Run(ctx, rec) }()
@@ -560,7 +559,7 @@ func TestGRPCBackoff(t *testing.T) {
 		rec.waitUpdate(t, docA)
 		srv.Stop()
 		lost := rec.waitKind(t, "lost")
-		deadline := time.Now().Add(grpcWait)
+		deadline := time.Now().Add(waitTimeout)
 		for len(attempts.since(lost.at)) == 0 && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
 		}
@@ -584,7 +583,7 @@ func TestGRPCKeepAlive(t *testing.T) {
 	cfg := tcpConfig(srv)
 	cfg.KeepAlive = 10 * time.Second
 	h := startGRPC(t, cfg)
-	h.rec.waitUpdate(t, docA)
+	h.rec.waitLatestUpdate(t, docA)
 }
 
 func TestGRPCStopsOnCancel(t *testing.T) {
@@ -594,11 +593,11 @@ func TestGRPCStopsOnCancel(t *testing.T) {
 		t.Parallel()
 		srv := newSyncServer(t, syncserver.WithFlags([]byte(docA)))
 		h := startGRPC(t, tcpConfig(srv))
-		h.rec.waitUpdate(t, docA)
+		h.rec.waitLatestUpdate(t, docA)
 		if took := h.stop(t); took > time.Second {
 			t.Errorf("Run took %v to return", took)
 		}
-		streams, cancel := context.WithTimeout(context.Background(), grpcWait)
+		streams, cancel := context.WithTimeout(context.Background(), waitTimeout)
 		defer cancel()
 		for srv.Streams() != 0 && streams.Err() == nil {
 			time.Sleep(5 * time.Millisecond)
@@ -606,7 +605,7 @@ func TestGRPCStopsOnCancel(t *testing.T) {
 		if n := srv.Streams(); n != 0 {
 			t.Errorf("%d streams still open after Run returned", n)
 		}
-		if calls := h.rec.snapshot(); countGRPC(calls, "lost") != 0 {
+		if calls := h.rec.snapshot(); count(calls, "lost") != 0 {
 			t.Errorf("stopping is not a loss; sink got %v", calls)
 		}
 	})
@@ -642,13 +641,13 @@ func TestGRPCStopsOnCancel(t *testing.T) {
 
 	t.Run("already cancelled", func(t *testing.T) {
 		t.Parallel()
-		src, err := sync.NewGRPC(sync.GRPCConfig{Host: "127.0.0.1", Port: 1})
+		src, err := NewGRPC(GRPCConfig{Host: "127.0.0.1", Port: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		rec := newGRPCRecorder()
+		rec := newRecorder()
 		if err := src.Run(ctx, rec); err != nil {
 			t.Errorf("Run = %v, want nil", err)
 		}
@@ -661,8 +660,8 @@ func TestGRPCStopsOnCancel(t *testing.T) {
 		t.Parallel()
 		srv := newSyncServer(t, syncserver.WithFlags([]byte(docA)))
 		h := startGRPC(t, tcpConfig(srv))
-		h.rec.waitUpdate(t, docA)
-		if err := h.src.Run(context.Background(), newGRPCRecorder()); err == nil {
+		h.rec.waitLatestUpdate(t, docA)
+		if err := h.src.Run(context.Background(), newRecorder()); err == nil {
 			t.Error("second Run returned nil, want an error")
 		}
 	})
@@ -679,34 +678,34 @@ func TestNewGRPCValidation(t *testing.T) {
 
 	bad := []struct {
 		name    string
-		cfg     sync.GRPCConfig
+		cfg     GRPCConfig
 		mention string // the error must contain it
 	}{
-		{"negative port", sync.GRPCConfig{Port: -1}, "Port"},
-		{"port too large", sync.GRPCConfig{Port: 65536}, "Port"},
-		{"negative deadline", sync.GRPCConfig{Deadline: -time.Second}, "Deadline"},
-		{"negative stream deadline", sync.GRPCConfig{StreamDeadline: -time.Second}, "StreamDeadline"},
-		{"negative backoff", sync.GRPCConfig{RetryBackoff: -time.Second}, "RetryBackoff"},
-		{"negative backoff max", sync.GRPCConfig{RetryBackoffMax: -time.Second}, "RetryBackoffMax"},
-		{"negative keepalive", sync.GRPCConfig{KeepAlive: -time.Second}, "KeepAlive"},
-		{"max below base", sync.GRPCConfig{RetryBackoff: 2 * time.Second, RetryBackoffMax: time.Second}, "RetryBackoffMax"},
-		{"OK as fatal code", sync.GRPCConfig{FatalStatusCodes: []codes.Code{codes.OK}}, "FatalStatusCodes"},
-		{"unknown fatal code", sync.GRPCConfig{FatalStatusCodes: []codes.Code{99}}, "FatalStatusCodes"},
-		{"host with port", sync.GRPCConfig{Host: "localhost:8015"}, "Host"},
-		{"host with space", sync.GRPCConfig{Host: "flagd host"}, "Host"},
-		{"missing CA file", sync.GRPCConfig{TLS: true, CACertPath: missingCA}, missingCA},
-		{"CA file without certificates", sync.GRPCConfig{TLS: true, CACertPath: garbageCA}, garbageCA},
-		{"envoy without port", sync.GRPCConfig{TargetURI: "envoy://127.0.0.1/svc"}, "envoy://host:port/authority"},
-		{"envoy without authority", sync.GRPCConfig{TargetURI: "envoy://127.0.0.1:8015"}, "envoy://host:port/authority"},
-		{"envoy with empty authority", sync.GRPCConfig{TargetURI: "envoy://127.0.0.1:8015/"}, "envoy://host:port/authority"},
-		{"envoy without host", sync.GRPCConfig{TargetURI: "envoy://:8015/svc"}, "envoy://host:port/authority"},
-		{"envoy authority with a path", sync.GRPCConfig{TargetURI: "envoy://127.0.0.1:8015/a/b"}, "envoy://host:port/authority"},
-		{"target URI with spaces", sync.GRPCConfig{TargetURI: " dns:///127.0.0.1:8015"}, "TargetURI"},
-		{"target URI that does not parse", sync.GRPCConfig{TargetURI: "%zz"}, "%zz"},
+		{"negative port", GRPCConfig{Port: -1}, "Port"},
+		{"port too large", GRPCConfig{Port: 65536}, "Port"},
+		{"negative deadline", GRPCConfig{Deadline: -time.Second}, "Deadline"},
+		{"negative stream deadline", GRPCConfig{StreamDeadline: -time.Second}, "StreamDeadline"},
+		{"negative backoff", GRPCConfig{RetryBackoff: -time.Second}, "RetryBackoff"},
+		{"negative backoff max", GRPCConfig{RetryBackoffMax: -time.Second}, "RetryBackoffMax"},
+		{"negative keepalive", GRPCConfig{KeepAlive: -time.Second}, "KeepAlive"},
+		{"max below base", GRPCConfig{RetryBackoff: 2 * time.Second, RetryBackoffMax: time.Second}, "RetryBackoffMax"},
+		{"OK as fatal code", GRPCConfig{FatalStatusCodes: []codes.Code{codes.OK}}, "FatalStatusCodes"},
+		{"unknown fatal code", GRPCConfig{FatalStatusCodes: []codes.Code{99}}, "FatalStatusCodes"},
+		{"host with port", GRPCConfig{Host: "localhost:8015"}, "Host"},
+		{"host with space", GRPCConfig{Host: "flagd host"}, "Host"},
+		{"missing CA file", GRPCConfig{TLS: true, CACertPath: missingCA}, missingCA},
+		{"CA file without certificates", GRPCConfig{TLS: true, CACertPath: garbageCA}, garbageCA},
+		{"envoy without port", GRPCConfig{TargetURI: "envoy://127.0.0.1/svc"}, "envoy://host:port/authority"},
+		{"envoy without authority", GRPCConfig{TargetURI: "envoy://127.0.0.1:8015"}, "envoy://host:port/authority"},
+		{"envoy with empty authority", GRPCConfig{TargetURI: "envoy://127.0.0.1:8015/"}, "envoy://host:port/authority"},
+		{"envoy without host", GRPCConfig{TargetURI: "envoy://:8015/svc"}, "envoy://host:port/authority"},
+		{"envoy authority with a path", GRPCConfig{TargetURI: "envoy://127.0.0.1:8015/a/b"}, "envoy://host:port/authority"},
+		{"target URI with spaces", GRPCConfig{TargetURI: " dns:///127.0.0.1:8015"}, "TargetURI"},
+		{"target URI that does not parse", GRPCConfig{TargetURI: "%zz"}, "%zz"},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
-			src, err := sync.NewGRPC(tc.cfg)
+			src, err := NewGRPC(tc.cfg)
 			if err == nil {
 				t.Fatalf("NewGRPC(%+v) = %s, want an error", tc.cfg, src.Target())
 			}
@@ -716,7 +715,7 @@ func TestNewGRPCValidation(t *testing.T) {
 		})
 	}
 	t.Run("missing CA file is ErrNotExist", func(t *testing.T) {
-		_, err := sync.NewGRPC(sync.GRPCConfig{TLS: true, CACertPath: missingCA})
+		_, err := NewGRPC(GRPCConfig{TLS: true, CACertPath: missingCA})
 		if !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("error %v is not fs.ErrNotExist", err)
 		}
@@ -728,27 +727,27 @@ func TestNewGRPCValidation(t *testing.T) {
 	}
 	good := []struct {
 		name   string
-		cfg    sync.GRPCConfig
+		cfg    GRPCConfig
 		target string
 	}{
-		{"defaults", sync.GRPCConfig{}, "localhost:8015"},
-		{"host and port", sync.GRPCConfig{Host: "flagd.example", Port: 9090}, "flagd.example:9090"},
-		{"IPv6 literal", sync.GRPCConfig{Host: "::1", Port: 9090}, "[::1]:9090"},
-		{"bracketed IPv6 literal", sync.GRPCConfig{Host: "[::1]", Port: 9090}, "[::1]:9090"},
-		{"target URI", sync.GRPCConfig{TargetURI: "dns:///flagd.example:9090", Host: "x"}, "dns:///flagd.example:9090"},
-		{"target URI without scheme", sync.GRPCConfig{TargetURI: "127.0.0.1:9090"}, "127.0.0.1:9090"},
-		{"envoy", sync.GRPCConfig{TargetURI: "envoy://localhost:9211/sync.service"}, "envoy://localhost:9211/sync.service"},
-		{"socket wins", sync.GRPCConfig{SocketPath: "/run/flagd.sock", TargetURI: "dns:///x:1"}, "unix:///run/flagd.sock"},
-		{"relative socket", sync.GRPCConfig{SocketPath: "flagd.sock"}, "unix://" + filepath.Join(wd, "flagd.sock")},
-		{"CA without TLS is ignored", sync.GRPCConfig{CACertPath: missingCA}, "localhost:8015"},
-		{"max defaults to at least the base", sync.GRPCConfig{RetryBackoff: time.Minute}, "localhost:8015"},
-		{"odd durations", sync.GRPCConfig{RetryBackoff: time.Nanosecond, RetryBackoffMax: 1500*time.Millisecond + time.Nanosecond}, "localhost:8015"},
-		{"keepalive", sync.GRPCConfig{KeepAlive: 5 * time.Millisecond}, "localhost:8015"},
-		{"fatal codes", sync.GRPCConfig{FatalStatusCodes: []codes.Code{codes.PermissionDenied, codes.Unauthenticated}}, "localhost:8015"},
+		{"defaults", GRPCConfig{}, "localhost:8015"},
+		{"host and port", GRPCConfig{Host: "flagd.example", Port: 9090}, "flagd.example:9090"},
+		{"IPv6 literal", GRPCConfig{Host: "::1", Port: 9090}, "[::1]:9090"},
+		{"bracketed IPv6 literal", GRPCConfig{Host: "[::1]", Port: 9090}, "[::1]:9090"},
+		{"target URI", GRPCConfig{TargetURI: "dns:///flagd.example:9090", Host: "x"}, "dns:///flagd.example:9090"},
+		{"target URI without scheme", GRPCConfig{TargetURI: "127.0.0.1:9090"}, "127.0.0.1:9090"},
+		{"envoy", GRPCConfig{TargetURI: "envoy://localhost:9211/sync.service"}, "envoy://localhost:9211/sync.service"},
+		{"socket wins", GRPCConfig{SocketPath: "/run/flagd.sock", TargetURI: "dns:///x:1"}, "unix:///run/flagd.sock"},
+		{"relative socket", GRPCConfig{SocketPath: "flagd.sock"}, "unix://" + filepath.Join(wd, "flagd.sock")},
+		{"CA without TLS is ignored", GRPCConfig{CACertPath: missingCA}, "localhost:8015"},
+		{"max defaults to at least the base", GRPCConfig{RetryBackoff: time.Minute}, "localhost:8015"},
+		{"odd durations", GRPCConfig{RetryBackoff: time.Nanosecond, RetryBackoffMax: 1500*time.Millisecond + time.Nanosecond}, "localhost:8015"},
+		{"keepalive", GRPCConfig{KeepAlive: 5 * time.Millisecond}, "localhost:8015"},
+		{"fatal codes", GRPCConfig{FatalStatusCodes: []codes.Code{codes.PermissionDenied, codes.Unauthenticated}}, "localhost:8015"},
 	}
 	for _, tc := range good {
 		t.Run(tc.name, func(t *testing.T) {
-			src, err := sync.NewGRPC(tc.cfg)
+			src, err := NewGRPC(tc.cfg)
 			if err != nil {
 				t.Fatalf("NewGRPC: %v", err)
 			}

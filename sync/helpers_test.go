@@ -23,14 +23,19 @@ const testDebounce = 10 * time.Millisecond
 
 // call is one call a Source made on its Sink.
 type call struct {
-	kind  string // "update", "lost" or "fatal"
-	flags string
-	orig  string
-	err   error
+	kind    string // "update", "lost" or "fatal"
+	flags   string
+	syncCtx map[string]any
+	orig    string
+	err     error
+	at      time.Time
 }
 
 func (c call) String() string {
-	if c.kind == "update" {
+	switch {
+	case c.kind == "update" && c.syncCtx != nil:
+		return fmt.Sprintf("update(%q, %v)", c.flags, c.syncCtx)
+	case c.kind == "update":
 		return fmt.Sprintf("update(%q)", c.flags)
 	}
 	return fmt.Sprintf("%s(%v)", c.kind, c.err)
@@ -54,6 +59,7 @@ func (r *recorder) record(c call) {
 		r.overlaps.Add(1)
 	}
 	defer r.inside.Add(-1)
+	c.at = time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = append(r.calls, c)
@@ -62,7 +68,7 @@ func (r *recorder) record(c call) {
 }
 
 func (r *recorder) Update(u Update) {
-	r.record(call{kind: "update", flags: string(u.Flags), orig: u.Origin})
+	r.record(call{kind: "update", flags: string(u.Flags), syncCtx: u.SyncContext, orig: u.Origin})
 }
 func (r *recorder) Lost(err error)  { r.record(call{kind: "lost", err: err}) }
 func (r *recorder) Fatal(err error) { r.record(call{kind: "fatal", err: err}) }
@@ -92,6 +98,24 @@ func (r *recorder) waitFor(t *testing.T, what string, cond func([]call) bool) []
 			t.Fatalf("timed out after %v waiting for %s; sink got %v", waitTimeout, what, calls)
 		}
 	}
+}
+
+// waitLatestUpdate waits until the latest call is an Update carrying flags,
+// and returns it.
+func (r *recorder) waitLatestUpdate(t *testing.T, flags string) call {
+	t.Helper()
+	calls := r.waitUpdate(t, flags)
+	return calls[len(calls)-1]
+}
+
+// waitKind waits until the latest call is of kind, and returns it.
+func (r *recorder) waitKind(t *testing.T, kind string) call {
+	t.Helper()
+	calls := r.waitFor(t, kind, func(calls []call) bool {
+		n := len(calls)
+		return n > 0 && calls[n-1].kind == kind
+	})
+	return calls[len(calls)-1]
 }
 
 // waitUpdate waits until the latest call is an Update carrying want.
@@ -133,15 +157,71 @@ func updates(calls []call) []string {
 	return out
 }
 
-// harness runs one File under test.
-type harness struct {
-	f     *File
-	rec   *recorder
-	reads atomic.Int64 // reads attempted, successful or not
-
+// running is one Source under test, with a recorder as its sink, run
+// until the test ends.
+type running struct {
+	rec    *recorder
 	cancel context.CancelFunc
 	done   chan error
 	once   stdsync.Once
+}
+
+// runSource runs src until the test ends, then checks that it stopped when
+// told to and never called its sink concurrently.
+func runSource(t *testing.T, src Source) *running {
+	t.Helper()
+	r := &running{rec: newRecorder(), done: make(chan error, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	go func() { r.done <- src.Run(ctx, r.rec) }()
+	t.Cleanup(func() {
+		r.stop(t)
+		if n := r.rec.overlaps.Load(); n > 0 {
+			t.Errorf("sink was called concurrently %d times", n)
+		}
+	})
+	return r
+}
+
+// stop cancels Run and waits for it, returning how long that took.
+func (r *running) stop(t *testing.T) time.Duration {
+	t.Helper()
+	var took time.Duration
+	r.once.Do(func() {
+		begin := time.Now()
+		r.cancel()
+		select {
+		case err := <-r.done:
+			took = time.Since(begin)
+			if err != nil {
+				t.Errorf("Run returned %v after cancel, want nil", err)
+			}
+		case <-time.After(waitTimeout):
+			t.Errorf("Run did not return within %v of cancel", waitTimeout)
+		}
+	})
+	return took
+}
+
+// waitReturn waits for Run to return on its own.
+func (r *running) waitReturn(t *testing.T) error {
+	t.Helper()
+	var err error
+	r.once.Do(func() {
+		select {
+		case err = <-r.done:
+		case <-time.After(waitTimeout):
+			t.Fatalf("Run did not return within %v", waitTimeout)
+		}
+	})
+	return err
+}
+
+// harness runs one File under test.
+type harness struct {
+	*running
+	f     *File
+	reads atomic.Int64 // reads attempted, successful or not
 }
 
 // start builds a File from cfg (filling in a short Debounce and a PollInterval
@@ -159,7 +239,7 @@ func start(t *testing.T, cfg FileConfig, setup func(*File)) *harness {
 	if err != nil {
 		t.Fatalf("NewFile: %v", err)
 	}
-	h := &harness{f: f, rec: newRecorder(), done: make(chan error, 1)}
+	h := &harness{f: f}
 	if setup != nil {
 		setup(f)
 	}
@@ -168,39 +248,15 @@ func start(t *testing.T, cfg FileConfig, setup func(*File)) *harness {
 		h.reads.Add(1)
 		return read(p)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	h.cancel = cancel
-	go func() { h.done <- f.Run(ctx, h.rec) }()
+	// Registered before runSource's cleanup, so it runs after the source
+	// has stopped.
 	t.Cleanup(func() {
-		h.stop(t)
-		if n := h.rec.overlaps.Load(); n > 0 {
-			t.Errorf("sink was called concurrently %d times", n)
-		}
 		if n := count(h.rec.snapshot(), "fatal"); n > 0 {
 			t.Errorf("a file source never gives up, yet it called Fatal %d times", n)
 		}
 	})
+	h.running = runSource(t, f)
 	return h
-}
-
-// stop cancels Run and waits for it, returning how long that took.
-func (h *harness) stop(t *testing.T) time.Duration {
-	t.Helper()
-	var took time.Duration
-	h.once.Do(func() {
-		begin := time.Now()
-		h.cancel()
-		select {
-		case err := <-h.done:
-			took = time.Since(begin)
-			if err != nil {
-				t.Errorf("Run returned %v after cancel, want nil", err)
-			}
-		case <-time.After(waitTimeout):
-			t.Errorf("Run did not return within %v of cancel", waitTimeout)
-		}
-	})
-	return took
 }
 
 // waitReads waits until the File has attempted n reads in all.
