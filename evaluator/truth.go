@@ -1,6 +1,9 @@
 package evaluator
 
-import "strings"
+import (
+	"cmp"
+	"strings"
+)
 
 // test is the truthiness of n's value. Conditions (of if, and the operands
 // of and / or beneath one) only need truthiness, and for the operators that
@@ -94,7 +97,25 @@ func (e *env) binaryOf(n *node, a, b value) value {
 
 // stringOp is binaryOf for two strings.
 func stringOp(n *node, a, b string) bool {
-	switch n.op {
+	if n.op == opIn {
+		return strings.Contains(b, a) // with a string haystack
+	}
+	return ordered(n.op, a, b)
+}
+
+// numberOp is binaryOf for two numbers (in is never reached with a
+// number constant as its haystack: that answers false).
+func numberOp(n *node, a, b float64) bool {
+	if n.op == opIn {
+		return false
+	}
+	return ordered(n.op, a, b)
+}
+
+// ordered compares two strings or two numbers directly. For numbers it
+// agrees with the general path: with NaN, only != holds.
+func ordered[T cmp.Ordered](op opcode, a, b T) bool {
+	switch op {
 	case opEq:
 		return a == b
 	case opNe:
@@ -105,28 +126,6 @@ func stringOp(n *node, a, b string) bool {
 		return a <= b
 	case opGt:
 		return a > b
-	case opGe:
-		return a >= b
 	}
-	return strings.Contains(b, a) // in, with a string haystack
-}
-
-// numberOp is binaryOf for two numbers (in is never reached with a
-// number constant as its haystack: that answers false).
-func numberOp(n *node, a, b float64) bool {
-	switch n.op {
-	case opEq:
-		return a == b
-	case opNe:
-		return a != b
-	case opLt:
-		return a < b
-	case opLe:
-		return a < b || a == b
-	case opGt:
-		return a > b
-	case opGe:
-		return a > b || a == b
-	}
-	return false
+	return a >= b
 }

@@ -1,0 +1,36 @@
+package evaluator
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+// TestDirectComparisonsAgree checks the direct comparison of a context
+// attribute with a constant against the general path, which an "if" in
+// between forces, for values JSON cannot carry as well (NaN, infinities).
+func TestDirectComparisonsAgree(t *testing.T) {
+	values := []any{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0.0, 1.0, 1.5, 2, int64(-3),
+		"a", "b", "", "1", "1.5", "ab", "é", "\xff", true, false, nil, []any{1.0}, map[string]any{"k": 1.0, "j": 2.0}}
+	consts := []string{`1`, `1.5`, `0`, `"a"`, `"1"`, `""`, `"abc"`, `true`, `null`}
+	for _, op := range []string{"==", "!=", "<", "<=", ">", ">=", "in"} {
+		for _, c := range consts {
+			direct := decodeRule(t, fmt.Sprintf(`{%q: [{"var": "x"}, %s]}`, op, c))
+			general := decodeRule(t, fmt.Sprintf(`{%q: [{"if": [true, {"var": "x"}]}, %s]}`, op, c))
+			dn, err1 := compileRule(direct, 2)
+			gn, err2 := compileRule(general, 2)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("%s %s: %v %v", op, c, err1, err2)
+			}
+			for _, x := range values {
+				ctx := map[string]any{"x": x}
+				set := ruleSet(2, nil)
+				got, gotErr := runRule(set, dn, "f", ctx)
+				want, wantErr := runRule(set, gn, "f", ctx)
+				if (gotErr != nil) != (wantErr != nil) || !sameJSON(got, want) {
+					t.Errorf("%v %s %s: direct %v (%v), general %v (%v)", x, op, c, got, gotErr, want, wantErr)
+				}
+			}
+		}
+	}
+}
