@@ -257,14 +257,20 @@ func (c *compiler) compileOp(name string, raw any, at string) (*node, error) {
 		return nil, compileErr(at, "unknown operator %q", name)
 	}
 	n := &node{op: op, name: name}
-	switch op {
-	case opVar:
-		return n, c.compileVar(n, raw, at)
-	case opAnd, opOr, opIf, opMap, opFilter, opReduce, opAll, opSome, opNone:
-		return n, c.compileRawList(n, raw, at)
+	var err error
+	switch {
+	case op == opVar:
+		err = c.compileVar(n, raw, at)
+	case isRawListOp(op):
+		err = c.compileRawList(n, raw, at)
+	default:
+		err = c.compileArgs(n, raw, at)
 	}
-	if err := c.compileArgs(n, raw, at); err != nil {
+	if err != nil {
 		return nil, err
+	}
+	if op == opVar || isRawListOp(op) {
+		return n, nil // the checks and precomputations below are for the others
 	}
 	switch op {
 	case opEq, opNe, opLt, opLe, opGt, opGe, opSub, opMul, opDiv, opMod, opMin, opMax,
@@ -332,6 +338,15 @@ func (c *compiler) compileRawList(n *node, raw any, at string) error {
 		}
 	}
 	return nil
+}
+
+// isRawListOp reports the operators compileRawList handles.
+func isRawListOp(op opcode) bool {
+	switch op {
+	case opAnd, opOr, opIf, opMap, opFilter, opReduce, opAll, opSome, opNone:
+		return true
+	}
+	return false
 }
 
 func isIteration(op opcode) bool {
