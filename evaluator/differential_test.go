@@ -1631,6 +1631,18 @@ func TestDifferentialRegressions(t *testing.T) {
 			flagd: []any{nil, 1.0},
 		},
 		{
+			name:  "a nil map copied by set stays null",
+			rule:  `{"set": [{"var": "profile"}, "k", 1]}`,
+			ctx:   map[string]any{"targetingKey": "u", "profile": map[string]any{"inner": map[string]any(nil)}},
+			flagd: map[string]any{"inner": nil, "k": 1.0},
+		},
+		{
+			name:  "a nil slice copied by set stays null",
+			rule:  `{"set": [{"var": "profile"}, "k", 1]}`,
+			ctx:   map[string]any{"targetingKey": "u", "profile": map[string]any{"rows": []any{[]any(nil)}}},
+			flagd: map[string]any{"rows": []any{nil}, "k": 1.0},
+		},
+		{
 			name:  "invalid UTF-8 in a string reads as U+FFFD",
 			rule:  `{"==": [{"var": "name"}, "\ufffd"]}`,
 			ctx:   map[string]any{"targetingKey": "u", "name": "\xff"},

@@ -83,20 +83,32 @@ func (e *env) set(n *node) value {
 		return opFail(e, n, "key must be a string")
 	}
 	src, _ := e.toAny(obj).(map[string]any)
-	out := deepCopy(src).(map[string]any)
+	out, _ := deepCopy(src).(map[string]any)
+	if out == nil {
+		out = make(map[string]any, 1)
+	}
 	out[key.str()] = e.toAny(list[2])
 	return objVal(out)
 }
 
+// deepCopy copies the containers set may hand out. Nil containers become
+// plain nil: the engine reads them as null everywhere else, and an empty
+// copy would turn them into {} or [] in the result.
 func deepCopy(x any) any {
 	switch t := x.(type) {
 	case map[string]any:
+		if t == nil {
+			return nil
+		}
 		out := make(map[string]any, len(t))
 		for k, v := range t {
 			out[k] = deepCopy(v)
 		}
 		return out
 	case []any:
+		if t == nil {
+			return nil
+		}
 		out := make([]any, len(t))
 		for i, v := range t {
 			out[i] = deepCopy(v)
