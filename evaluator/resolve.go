@@ -69,10 +69,10 @@ func (f *flag) defaultOutcome(reason Reason) outcome {
 }
 
 func (s *FlagSet) evaluate(key string, ctx map[string]any) outcome {
-	return s.evaluateFlag(s.flags[key], key, ctx)
+	return s.evaluateFlag(s.flags[key], ctx)
 }
 
-func (s *FlagSet) evaluateFlag(f *flag, key string, ctx map[string]any) outcome {
+func (s *FlagSet) evaluateFlag(f *flag, ctx map[string]any) outcome {
 	switch {
 	case f == nil:
 		return outcome{reason: ReasonError, err: ErrFlagNotFound, meta: s.metadata}
@@ -184,7 +184,7 @@ func (s *FlagSet) ResolveBool(key string, def bool, ctx map[string]any) Resoluti
 	if f != nil && f.fixed != nil && f.fixed.k == kBool {
 		return Resolution[bool]{Value: f.fixed.b, Variant: f.fixed.name, Reason: ReasonStatic, Metadata: f.metadata}
 	}
-	o := s.evaluateFlag(f, key, ctx)
+	o := s.evaluateFlag(f, ctx)
 	if o.v != nil && o.v.k == kBool {
 		return resolution(key, o, def, "a boolean", o.v.b, true)
 	}
@@ -197,7 +197,7 @@ func (s *FlagSet) ResolveString(key string, def string, ctx map[string]any) Reso
 	if f != nil && f.fixed != nil && f.fixed.k == kStr {
 		return Resolution[string]{Value: f.fixed.s, Variant: f.fixed.name, Reason: ReasonStatic, Metadata: f.metadata}
 	}
-	o := s.evaluateFlag(f, key, ctx)
+	o := s.evaluateFlag(f, ctx)
 	if o.v != nil && o.v.k == kStr {
 		return resolution(key, o, def, "a string", o.v.s, true)
 	}
