@@ -1,5 +1,7 @@
 package evaluator
 
+import "maps"
+
 // lookup is var with an evaluated argument, for missing and missing_some.
 func (e *env) lookup(n *node, arg, d value) value {
 	v, ok := e.getVar(arg, d)
@@ -82,40 +84,13 @@ func (e *env) set(n *node) value {
 	if key.k != kStr {
 		return opFail(e, n, "key must be a string")
 	}
+	// Nothing in the engine modifies an object once it is made, so a copy of
+	// the top level is enough to leave obj as it was.
 	src, _ := e.toAny(obj).(map[string]any)
-	out, _ := deepCopy(src).(map[string]any)
-	if out == nil {
-		out = make(map[string]any, 1)
-	}
+	out := make(map[string]any, len(src)+1)
+	maps.Copy(out, src)
 	out[key.str()] = e.toAny(list[2])
 	return objVal(out)
-}
-
-// deepCopy copies the containers set may hand out. Nil containers become
-// plain nil: the engine reads them as null everywhere else, and an empty
-// copy would turn them into {} or [] in the result.
-func deepCopy(x any) any {
-	switch t := x.(type) {
-	case map[string]any:
-		if t == nil {
-			return nil
-		}
-		out := make(map[string]any, len(t))
-		for k, v := range t {
-			out[k] = deepCopy(v)
-		}
-		return out
-	case []any:
-		if t == nil {
-			return nil
-		}
-		out := make([]any, len(t))
-		for i, v := range t {
-			out[i] = deepCopy(v)
-		}
-		return out
-	}
-	return x
 }
 
 // contains is contains_all, contains_any and contains_none over two arrays.

@@ -233,6 +233,26 @@ func (s *FlagSet) ResolveObject(key string, def any, ctx map[string]any) Resolut
 	return resolution[any](key, o, def, "an object", nil, false)
 }
 
+// deepCopy copies a variant's object or array, which is in plain JSON form,
+// so that callers of ResolveObject cannot change the flag set.
+func deepCopy(x any) any {
+	switch t := x.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, v := range t {
+			out[k] = deepCopy(v)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, v := range t {
+			out[i] = deepCopy(v)
+		}
+		return out
+	}
+	return x
+}
+
 // Metadata is the flag-set metadata. It must not be modified.
 func (s *FlagSet) Metadata() map[string]any { return s.metadata }
 
