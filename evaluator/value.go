@@ -137,9 +137,17 @@ func fromAny(x any) value {
 		return container(kObj, x, t == nil)
 	case []value:
 		return container(kArr, x, t == nil)
+	case engineInt:
+		return value{k: kNum, goInt: true, n: float64(t)}
 	}
 	return fromAny(normalizeSlow(x))
 }
+
+// engineInt is a goInt number once toAny has put it into a container (the
+// object set builds), so that reading it back keeps it apart from a float,
+// as the reference engine's Go int stays. An int from a caller's context is
+// a JSON number like any other and cannot be mistaken for it.
+type engineInt int
 
 func container(k kind, x any, isNil bool) value {
 	if isNil {
@@ -375,8 +383,9 @@ func (r *reduceState) get(key string) value {
 func (v value) isObject() bool { return v.k == kObj || v.k == kRoot || v.k == kFlagd || v.k == kReduce }
 
 // toAny converts a value to the plain Go form encoding/json produces
-// (nil, bool, float64, string, []any, map[string]any). Containers that
-// already have that form are returned as they are, not copied.
+// (nil, bool, float64, string, []any, map[string]any), except that goInt
+// numbers become engineInt. Containers that already have that form are
+// returned as they are, not copied.
 func (e *env) toAny(v value) any {
 	switch v.k {
 	case kNull:
@@ -385,7 +394,7 @@ func (e *env) toAny(v value) any {
 		return v.b
 	case kNum:
 		if v.goInt {
-			return int(v.n)
+			return engineInt(v.n)
 		}
 		return v.n
 	case kStr:
