@@ -157,11 +157,14 @@ func container(k kind, x any, isNil bool) value {
 }
 
 // textVal is a string from a caller's Go value, as JSON would carry it.
-func textVal(s string) value {
+func textVal(s string) value { return strVal(jsonText(s)) }
+
+// jsonText is s as JSON would carry it: invalid UTF-8 becomes U+FFFD.
+func jsonText(s string) string {
 	if validText(s) {
-		return strVal(s)
+		return s
 	}
-	return strVal(validUTF8(s))
+	return validUTF8(s)
 }
 
 // validText is utf8.ValidString with a quick path for ASCII, which context
@@ -558,13 +561,13 @@ func (e *env) plain(v value) any {
 		case map[string]any:
 			out := make(map[string]any, len(t))
 			for k, x := range t {
-				out[k] = e.plain(fromAny(x))
+				out[jsonText(k)] = e.plain(fromAny(x))
 			}
 			return out
 		case map[string]string:
 			out := make(map[string]any, len(t))
 			for k, s := range t {
-				out[k] = s
+				out[jsonText(k)] = jsonText(s)
 			}
 			return out
 		}
