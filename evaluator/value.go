@@ -326,14 +326,7 @@ func objGet(v value, key string) value {
 		x, _ := mapGet(t, key)
 		return fromAny(x)
 	case map[string]string:
-		s, ok := t[key]
-		if !ok && strings.ContainsRune(key, utf8.RuneError) {
-			for k, ks := range t {
-				if !utf8.ValidString(k) && validUTF8(k) == key {
-					s, ok = ks, true
-				}
-			}
-		}
+		s, ok := mapGet(t, key)
 		if !ok {
 			return null
 		}
@@ -346,14 +339,14 @@ func objGet(v value, key string) value {
 // reaches flagd's engine with U+FFFD in place of each bad byte, so a rule
 // asking for such a name finds it; the scan only happens when the name
 // asked for holds U+FFFD and is not there as it is.
-func mapGet(m map[string]any, key string) (any, bool) {
+func mapGet[V any](m map[string]V, key string) (V, bool) {
 	if x, ok := m[key]; ok {
 		return x, true
 	}
+	var found V
 	if !strings.ContainsRune(key, utf8.RuneError) {
-		return nil, false
+		return found, false
 	}
-	var found any
 	ok := false
 	for k, x := range m {
 		if !utf8.ValidString(k) && validUTF8(k) == key {
