@@ -404,47 +404,56 @@ func (c *compiler) compileVar(n *node, raw any, at string) error {
 	if err != nil {
 		return err
 	}
-	spec := &varSpec{}
-	n.v = spec
 	if !argNode.isConst() {
-		spec.dyn = argNode
+		n.v = &varSpec{dyn: argNode}
 		return nil
 	}
-	arg := argNode.lit
+	spec, why := varSpecOf(argNode.lit)
+	if why != "" {
+		return compileErr(at, "%s", why)
+	}
 	if s, ok := raw.(string); ok && (s == "" || strings.HasPrefix(s, ".")) {
 		spec.local = true
 	}
+	n.v = &spec
+	return nil
+}
+
+// varSpecOf reads what var does with an argument that is a value, written
+// in the rule or computed by it: a path string, a number (read as its
+// decimal text), or [path, default]. why says what is wrong with the other
+// shapes.
+func varSpecOf(arg value) (spec varSpec, why string) {
 	switch arg.k {
 	case kNull:
 		spec.mode = varNull
-		return nil
+		return spec, ""
 	case kNum:
 		arg = strVal(formatPlain(arg.n))
 	case kArr:
-		elems := arg.ref.([]value)
-		if len(elems) == 0 {
+		n := arrLen(arg)
+		if n == 0 {
 			spec.mode = varData
-			return nil
+			return spec, ""
 		}
-		if elems[0].k != kStr {
-			return compileErr(at, "var path must be a string")
+		if n == 2 {
+			spec.def = arrAt(arg, 1)
 		}
-		if len(elems) == 2 {
-			spec.def = elems[1]
+		if arg = arrAt(arg, 0); arg.k != kStr {
+			return spec, "var path must be a string"
 		}
-		arg = elems[0]
 	case kStr:
 		if arg.str() == "" {
 			spec.mode = varData
-			return nil
+			return spec, ""
 		}
 	default:
-		return compileErr(at, "var path must be a string, a number or [path, default]")
+		return spec, "var path must be a string, a number or [path, default]"
 	}
 	spec.path = splitPath(arg.str())
 	spec.plain = len(spec.path.parts) > 0 && spec.path.parts[0] != flagdKey
 	spec.single = spec.plain && len(spec.path.parts) == 1
-	return nil
+	return spec, ""
 }
 
 // compileLegacyFractional rewrites {"fractionalEvaluation": ["prop", buckets…]}

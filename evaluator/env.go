@@ -204,48 +204,29 @@ func (e *env) attrRaw(key string) any {
 }
 
 // getVar is the reference engine's var applied to an already evaluated
-// argument: a path string, a number (read as its decimal text), or
-// [path, default]. The second result is false when the argument is of a
-// shape the reference engine fails on.
+// argument (see varSpecOf). The second result is false when the argument
+// is of a shape the reference engine fails on.
 func (e *env) getVar(arg value, data value) (value, bool) {
-	var def value
-	switch arg.k {
-	case kNull:
-		switch data.k {
-		case kBool, kNum, kStr:
-			return data, true
-		}
-		return null, true
-	case kStr:
-		if arg.str() == "" {
-			return data, true
-		}
-	case kNum:
-		arg = strVal(formatPlain(arg.n))
-	case kArr:
-		n := arrLen(arg)
-		if n == 0 {
-			return data, true
-		}
-		if n == 2 {
-			def = arrAt(arg, 1)
-		}
-		first := arrAt(arg, 0)
-		if first.k != kStr {
-			return null, false
-		}
-		arg = first
-	default:
+	spec, why := varSpecOf(arg)
+	if why != "" {
 		// Booleans and objects only fail once they are split as a path, which
 		// the reference engine never reaches for null data.
-		if data.k == kNull {
-			return null, true
+		return null, arg.k != kArr && data.k == kNull
+	}
+	return e.applyVar(&spec, data), true
+}
+
+// applyVar looks spec up in data.
+func (e *env) applyVar(spec *varSpec, data value) value {
+	switch spec.mode {
+	case varData:
+		return data
+	case varNull:
+		switch data.k {
+		case kBool, kNum, kStr:
+			return data
 		}
-		return null, false
+		return null
 	}
-	if data.k == kNull {
-		return def, true
-	}
-	p := splitPath(arg.str())
-	return e.walk(data, &p, def), true
+	return e.walk(data, &spec.path, spec.def)
 }

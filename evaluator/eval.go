@@ -189,17 +189,7 @@ func (e *env) varIn(n *node, data value) value {
 		}
 		return v
 	}
-	switch spec.mode {
-	case varData:
-		return data
-	case varNull:
-		switch data.k {
-		case kBool, kNum, kStr:
-			return data
-		}
-		return null
-	}
-	return e.walk(data, &spec.path, spec.def)
+	return e.applyVar(spec, data)
 }
 
 // applied evaluates n where the reference engine "applies" a rule fragment
