@@ -123,10 +123,11 @@ type node struct {
 	args []*node
 	one  *node
 
-	v    *varSpec
-	in   *inSet
-	sem  *semverArgs
-	frac *fracSpec
+	v     *varSpec
+	names []varSpec // missing and missing_some: their constant names, read as var reads them
+	in    *inSet
+	sem   *semverArgs
+	frac  *fracSpec
 }
 
 func (n *node) isConst() bool { return n.op == opConst }
@@ -296,6 +297,8 @@ func (c *compiler) compileOp(name string, raw any, at string) (*node, error) {
 		n.in = precomputeIn(n)
 	case opSemVer:
 		n.sem = precomputeSemVer(n)
+	case opMissing, opMissingSome:
+		n.names = precomputeNames(n)
 	case opFractional:
 		spec, err := c.precomputeFractional(n, at)
 		if err != nil {

@@ -2,13 +2,17 @@ package evaluator
 
 import "maps"
 
-// lookup is var with an evaluated argument, for missing and missing_some.
-func (e *env) lookup(n *node, arg, d value) value {
-	v, ok := e.getVar(arg, d)
-	if !ok {
-		return opFail(e, n, "names must be strings, numbers or [name, default]")
+// absent reports whether name, the i-th name of missing or missing_some,
+// is null or absent in the current data: var with an evaluated argument.
+func (e *env) absent(n *node, i int, name value) bool {
+	if n.names != nil {
+		return e.applyVar(&n.names[i], e.cur).k == kNull
 	}
-	return v
+	v, ok := e.getVar(name, e.cur)
+	if !ok {
+		opFail(e, n, "names must be strings, numbers or [name, default]")
+	}
+	return v.k == kNull
 }
 
 // missing lists the names (as written) whose values are null or absent.
@@ -24,8 +28,8 @@ func (e *env) missing(n *node) value {
 		names = []value{one}
 	}
 	out := []value{}
-	for _, name := range names {
-		if e.lookup(n, name, e.cur).k == kNull {
+	for i, name := range names {
+		if e.absent(n, i, name) {
 			out = append(out, name)
 		}
 	}
@@ -50,7 +54,7 @@ func (e *env) missingSome(n *node) value {
 	found := 0
 	for i, l := 0, arrLen(names); i < l; i++ {
 		name := arrAt(names, i)
-		if e.lookup(n, name, e.cur).k == kNull {
+		if e.absent(n, i, name) {
 			missing = append(missing, name)
 		} else {
 			found++
@@ -60,6 +64,43 @@ func (e *env) missingSome(n *node) value {
 		return arrVal(missing)
 	}
 	return arrVal([]value{})
+}
+
+// precomputeNames reads the names of missing and missing_some as var
+// arguments once, when the rule writes them all as constants. Names that
+// var may fail on are left to evaluation, which reports them.
+func precomputeNames(n *node) []varSpec {
+	var names []value
+	switch {
+	case n.op == opMissingSome:
+		if !n.list || len(n.args) < 2 || !n.args[1].isConst() || n.args[1].lit.k != kArr {
+			return nil
+		}
+		for i, l := 0, arrLen(n.args[1].lit); i < l; i++ {
+			names = append(names, arrAt(n.args[1].lit, i))
+		}
+	case n.list:
+		for _, a := range n.args {
+			if !a.isConst() {
+				return nil
+			}
+			names = append(names, a.lit)
+		}
+	case n.one.isConst():
+		names = []value{n.one.lit}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	specs := make([]varSpec, len(names))
+	for i, name := range names {
+		spec, why := varSpecOf(name)
+		if why != "" {
+			return nil
+		}
+		specs[i] = spec
+	}
+	return specs
 }
 
 // set is [object, key, value]: a copy of object with key set.
