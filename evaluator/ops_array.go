@@ -24,7 +24,7 @@ func (e *env) mapFilter(n *node) value {
 		v := e.evalIn(n.args[1], el)
 		if n.op == opMap {
 			out = append(out, v)
-		} else if e.truthy(v) {
+		} else if truthy(v) {
 			out = append(out, el)
 		}
 	}
@@ -75,7 +75,7 @@ func (e *env) reduce(n *node) value {
 		v := e.appliedIn(n.args[1], data)
 		switch state.valueType {
 		case "bool":
-			state.accumulator = boolVal(e.truthy(v))
+			state.accumulator = boolVal(truthy(v))
 		case "number":
 			state.accumulator = numVal(e.number(n, v))
 		default:
@@ -94,7 +94,7 @@ func (e *env) reduce(n *node) value {
 func (e *env) quantifier(n *node) value {
 	empty := n.op == opNone // the answer when there is nothing to test
 	subj := e.subject(n.args[0])
-	if !e.truthy(subj) {
+	if !truthy(subj) {
 		return boolVal(empty)
 	}
 	if len(n.args) < 2 {
@@ -111,10 +111,10 @@ func (e *env) quantifier(n *node) value {
 		el := arrAt(subj, i)
 		var t bool
 		if n.op == opNone {
-			t = e.truthy(e.appliedIn(n.args[1], el))
+			t = truthy(e.appliedIn(n.args[1], el))
 		} else {
 			e.pushScope(el)
-			t = e.truthy(e.appliedIn(n.args[1], el))
+			t = truthy(e.appliedIn(n.args[1], el))
 			e.popScope(1)
 		}
 		if e.err != nil {

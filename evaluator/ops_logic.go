@@ -6,7 +6,7 @@ func (e *env) and(n *node) value {
 	last := null
 	for _, a := range n.args {
 		last = e.eval(a)
-		if !e.truthy(last) {
+		if !truthy(last) {
 			return last
 		}
 	}
@@ -18,7 +18,7 @@ func (e *env) or(n *node) value {
 	last := null
 	for _, a := range n.args {
 		last = e.eval(a)
-		if e.truthy(last) {
+		if truthy(last) {
 			return last
 		}
 	}
@@ -49,9 +49,9 @@ func (e *env) not(n *node) value {
 	var t bool // an empty list is falsy
 	switch {
 	case !isList:
-		t = e.truthy(one)
+		t = truthy(one)
 	case len(list) > 0:
-		t = e.truthy(list[0])
+		t = truthy(list[0])
 	}
 	if n.op == opNot {
 		return boolVal(!t)

@@ -13,7 +13,7 @@ import (
 func (e *env) test(n *node) bool {
 	switch n.op {
 	case opConst:
-		return e.truthy(n.lit)
+		return truthy(n.lit)
 	case opAnd:
 		for _, a := range n.args {
 			if !e.test(a) {
@@ -46,7 +46,7 @@ func (e *env) test(n *node) bool {
 	case opStartsWith, opEndsWith:
 		return e.affix(n).b
 	}
-	return e.truthy(e.eval(n))
+	return truthy(e.eval(n))
 }
 
 // binary evaluates ==, !=, <, <=, >, >= and in with two written operands.

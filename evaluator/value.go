@@ -295,30 +295,6 @@ func arrAt(v value, i int) value {
 	return null
 }
 
-// objLen is the number of keys of an object value.
-func (e *env) objLen(v value) int {
-	switch v.k {
-	case kRoot:
-		return len(e.rootMap())
-	case kFlagd, kReduce:
-		return 2 + btoi(v.k == kReduce)
-	}
-	switch t := v.ref.(type) {
-	case map[string]any:
-		return len(t)
-	case map[string]string:
-		return len(t)
-	}
-	return 0
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // objGet looks key up in a plain object value.
 func objGet(v value, key string) value {
 	switch t := v.ref.(type) {
@@ -434,14 +410,14 @@ func (e *env) toAny(v value) any {
 
 // truthy is JsonLogic truthiness as the reference engine defines it. Note
 // that NaN is truthy there (it only tests != 0).
-func (e *env) truthy(v value) bool {
+func truthy(v value) bool {
 	if v.k == kBool {
 		return v.b
 	}
-	return e.truthySlow(v)
+	return truthySlow(v)
 }
 
-func (e *env) truthySlow(v value) bool {
+func truthySlow(v value) bool {
 	switch v.k {
 	case kNum:
 		return v.n != 0
@@ -449,8 +425,16 @@ func (e *env) truthySlow(v value) bool {
 		return len(v.str()) > 0
 	case kArr:
 		return arrLen(v) > 0
-	case kObj, kRoot, kFlagd, kReduce:
-		return e.objLen(v) > 0
+	case kObj:
+		switch t := v.ref.(type) {
+		case map[string]any:
+			return len(t) > 0
+		case map[string]string:
+			return len(t) > 0
+		}
+	case kRoot, kFlagd, kReduce:
+		// The data always holds $flagd, and the other two have fixed keys.
+		return true
 	}
 	return false
 }
