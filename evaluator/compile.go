@@ -322,9 +322,8 @@ func (c *compiler) compileRawList(n *node, raw any, at string) error {
 		var child *node
 		var err error
 		switch {
-		case i == 0 && isIteration(n.op):
-			child, err = c.compileSubject(el, elAt)
-		case i == 2 && n.op == opReduce:
+		case i == 0 && isIteration(n.op), i == 2 && n.op == opReduce:
+			// The array walked and the initial value of reduce.
 			child, err = c.compileRaw(el, elAt)
 		default:
 			child, err = c.compile(el, elAt)
@@ -360,17 +359,9 @@ func isIteration(op opcode) bool {
 	return false
 }
 
-// compileSubject compiles the array an iteration walks. The reference
-// engine takes a literal array as it is written, without evaluating what is
-// inside, and evaluates an operation.
-func (c *compiler) compileSubject(raw any, at string) (*node, error) {
-	if _, ok := raw.(map[string]any); ok {
-		return c.compile(raw, at)
-	}
-	return c.compileRaw(raw, at)
-}
-
-// compileRaw keeps raw exactly as written unless it is an operation.
+// compileRaw keeps raw exactly as written unless it is an operation: the
+// reference engine takes a literal array there as it is, without
+// evaluating what is inside.
 func (c *compiler) compileRaw(raw any, at string) (*node, error) {
 	if _, ok := raw.(map[string]any); ok {
 		return c.compile(raw, at)
