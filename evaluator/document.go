@@ -17,8 +17,8 @@ import (
 // decodeDocument parses a flag document, JSON or YAML, into plain decoded
 // values with numbers kept as json.Number so that nothing is rounded before
 // we know what a number is for. A document whose first significant
-// character is '{' is JSON (and its errors are reported as JSON errors);
-// anything else is read as YAML.
+// character is '{' or '[' is JSON (and its errors are reported as JSON
+// errors); anything else is read as YAML.
 func decodeDocument(doc []byte) (map[string]any, error) {
 	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimLeft(doc, " \t\r\n")
