@@ -299,11 +299,22 @@ func TestLegacyFractionalWarnsAndWorks(t *testing.T) {
 	// {"fractional": [{"var": "email"}, …]}.
 	modern := mustLoad(t, `{"flags": {"legacy": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
 	  "targeting": {"fractional": [{"var": "email"}, ["a", 50], ["b", 50]]}}}}`)
-	for _, email := range []string{"ada@example.com", "bob@example.com", "cy@example.com", "di@example.com"} {
+	// The emails land in both buckets: were they all in the default
+	// variant's, a legacy form that never bucketed would pass as well.
+	seen := map[string]bool{}
+	for _, email := range []string{"ada@example.com", "bob@example.com", "cy@example.com", "di@example.com", "eve@example.com", "gus@example.com"} {
 		ctx := map[string]any{"email": email}
-		if got, want := set.ResolveString("legacy", "", ctx).Value, modern.ResolveString("legacy", "", ctx).Value; got != want {
-			t.Errorf("%s: legacy %s, fractional %s", email, got, want)
+		got := set.ResolveString("legacy", "", ctx)
+		if want := modern.ResolveString("legacy", "", ctx).Value; got.Value != want {
+			t.Errorf("%s: legacy %s, fractional %s", email, got.Value, want)
 		}
+		if got.Reason != ReasonTargetingMatch {
+			t.Errorf("%s: legacy %+v, want TARGETING_MATCH", email, got)
+		}
+		seen[got.Value] = true
+	}
+	if !seen["a"] || !seen["b"] {
+		t.Errorf("the emails only reached variants %v", seen)
 	}
 }
 
