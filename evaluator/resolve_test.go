@@ -54,14 +54,23 @@ func TestResolutionTable(t *testing.T) {
 		{"broken", true, "", ReasonError, CodeParseError},
 		{"nan-result", true, "", ReasonError, CodeParseError},
 	}
-	for _, c := range cases {
-		r := set.ResolveBool(c.key, true, ctx)
-		var code ErrorCode
-		if r.Err != nil {
-			code = r.Err.Code
-		}
-		if r.Value != c.value || r.Variant != c.variant || r.Reason != c.reason || code != c.code {
-			t.Errorf("%s: got %v %q %v %v (%v), want %v %q %v %v", c.key, r.Value, r.Variant, r.Reason, code, r.Err, c.value, c.variant, c.reason, c.code)
+	// With the caller's default true alone, a row that expects true could
+	// not tell a variant's value from the default; so each row also runs
+	// with false, which a row without a variant must then answer.
+	for _, def := range []bool{true, false} {
+		for _, c := range cases {
+			want := c.value
+			if c.variant == "" {
+				want = def
+			}
+			r := set.ResolveBool(c.key, def, ctx)
+			var code ErrorCode
+			if r.Err != nil {
+				code = r.Err.Code
+			}
+			if r.Value != want || r.Variant != c.variant || r.Reason != c.reason || code != c.code {
+				t.Errorf("%s (default %v): got %v %q %v %v (%v), want %v %q %v %v", c.key, def, r.Value, r.Variant, r.Reason, code, r.Err, want, c.variant, c.reason, c.code)
+			}
 		}
 	}
 	// true and false name the variants "true" and "false".
