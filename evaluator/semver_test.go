@@ -1,6 +1,9 @@
 package evaluator
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestParseVersion(t *testing.T) {
 	valid := map[string]version{
@@ -16,7 +19,7 @@ func TestParseVersion(t *testing.T) {
 	}
 	for s, want := range valid {
 		got, ok := parseVersion(s)
-		if !ok || got.major != want.major || got.minor != want.minor || got.patch != want.patch || len(got.pre) != len(want.pre) {
+		if !ok || got.major != want.major || got.minor != want.minor || got.patch != want.patch || !slices.Equal(got.pre, want.pre) {
 			t.Errorf("%q: %+v %v, want %+v", s, got, ok, want)
 		}
 	}
@@ -30,6 +33,11 @@ func TestParseVersion(t *testing.T) {
 func TestSemverPrecedence(t *testing.T) {
 	// Each version is lower than the next (Semantic Versioning 2.0.0, 11).
 	ordered := []string{"1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "1.0.1", "1.1.0", "2.0.0", "10.0.0"}
+	for _, s := range ordered {
+		if _, ok := parseVersion(s); !ok {
+			t.Fatalf("%q does not parse", s)
+		}
+	}
 	for i := range ordered {
 		for j := range ordered {
 			a, _ := parseVersion(ordered[i])
