@@ -22,6 +22,11 @@ func TestDirectComparisonsAgree(t *testing.T) {
 			if err1 != nil || err2 != nil {
 				t.Fatalf("%s %s: %v %v", op, c, err1, err2)
 			}
+			// Were the compiler to fold the if away, both rules would take
+			// the direct path and agree whatever it does.
+			if dn.args[0].op != opVar || gn.args[0].op == opVar {
+				t.Fatalf("%s %s: the rules no longer compile to a var and to something else", op, c)
+			}
 			for _, x := range values {
 				ctx := map[string]any{"x": x}
 				set := ruleSet(2, nil)
