@@ -3,6 +3,7 @@ package evaluator
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 
@@ -249,6 +250,31 @@ func TestOracleAgreesOnExamples(t *testing.T) {
 			ours, theirs, ourErr, theirErr, ok := compareWithOracle(t, rule, ctx, v)
 			if !ok {
 				t.Errorf("%v %s:\n  ours:      %#v (%s)\n  reference: %#v (%s)", v, rule, ours, describeErr(ourErr), theirs, describeErr(theirErr))
+			}
+		}
+	}
+}
+
+// TestInConstantListsAgree checks "in" against a written list of strings,
+// which is compiled into a set (a map once the list is long), against
+// the reference engine, for the needle read straight from the context and
+// through an expression.
+func TestInConstantListsAgree(t *testing.T) {
+	needles := []any{"a", "b", "", "1", "1.0", "01", "1e0", " 1", "-0", "é", 1.0, 1.5, 0.0, math.Copysign(0, -1), 2.0, true, false, nil, []any{"a"}, map[string]any{"a": 1.0, "b": 2.0}}
+	haystacks := []string{
+		`[]`,
+		`["a", "1", "1.5"]`,
+		`["x", "a", "", "1e0", "-0", "b c", "é", "0", "2", "1.5"]`,
+		`["k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "1"]`,
+	}
+	for _, h := range haystacks {
+		for _, rule := range []string{`{"in": [{"var": "x"}, ` + h + `]}`, `{"in": [{"if": [true, {"var": "x"}]}, ` + h + `]}`} {
+			for _, x := range needles {
+				ctx := map[string]any{"targetingKey": "u", "x": x}
+				ours, theirs, ourErr, theirErr, ok := compareWithOracle(t, rule, ctx, fractional.V2)
+				if !ok {
+					t.Errorf("%s with x = %s:\n  ours:      %#v (%s)\n  reference: %#v (%s)", rule, diffShow(x), ours, describeErr(ourErr), theirs, describeErr(theirErr))
+				}
 			}
 		}
 	}
