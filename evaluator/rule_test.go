@@ -64,7 +64,8 @@ func evalRule(t testing.TB, text string, ctx map[string]any) (any, error) {
 
 // sameJSON compares two results in plain JSON form; NaN equals NaN, and
 // the integer zero the reference engine returns from "-" and "/" without
-// arguments equals 0.
+// arguments equals 0. Zero does not equal negative zero: a result names
+// its variant by its JSON text, and that is "-0" for negative zero.
 func sameJSON(a, b any) bool {
 	switch x := a.(type) {
 	case int:
@@ -72,9 +73,9 @@ func sameJSON(a, b any) bool {
 	case float64:
 		switch y := b.(type) {
 		case int:
-			return x == float64(y)
+			return sameJSON(x, float64(y))
 		case float64:
-			return x == y || (math.IsNaN(x) && math.IsNaN(y))
+			return (x == y && math.Signbit(x) == math.Signbit(y)) || (math.IsNaN(x) && math.IsNaN(y))
 		}
 		return false
 	case []any:
@@ -114,6 +115,10 @@ func TestSameJSON(t *testing.T) {
 	}{
 		{math.NaN(), math.NaN(), true},
 		{0, 0.0, true},
+		{0.0, math.Copysign(0, -1), false},
+		{0, math.Copysign(0, -1), false},
+		{math.Copysign(0, -1), 0, false},
+		{[]any{math.Copysign(0, -1)}, []any{math.Copysign(0, -1)}, true},
 		{1.0, 2.0, false},
 		{[]any{1.0, "x"}, []any{1.0, "x"}, true},
 		{[]any{1.0}, []any{1.0, 2.0}, false},
