@@ -1088,43 +1088,34 @@ func diffSafeBucketing(x any) bool {
 }
 
 func diffMentionsVar(x any) bool {
-	switch t := x.(type) {
-	case map[string]any:
-		if _, ok := t["var"]; ok {
-			return true
-		}
-		for _, v := range t {
-			if diffMentionsVar(v) {
-				return true
-			}
-		}
-	case []any:
-		for _, v := range t {
-			if diffMentionsVar(v) {
-				return true
-			}
-		}
-	}
-	return false
+	return diffHasObject(x, func(m map[string]any) bool {
+		_, ok := m["var"]
+		return ok
+	})
 }
 
 // diffHasOperation reports whether x holds an object with one key at any
 // depth: an operation in a rule, or data the reference engine would run as
 // one.
 func diffHasOperation(x any) bool {
+	return diffHasObject(x, func(m map[string]any) bool { return len(m) == 1 })
+}
+
+// diffHasObject reports whether x is or holds an object that match accepts.
+func diffHasObject(x any, match func(map[string]any) bool) bool {
 	switch t := x.(type) {
 	case map[string]any:
-		if len(t) == 1 {
+		if match(t) {
 			return true
 		}
 		for _, v := range t {
-			if diffHasOperation(v) {
+			if diffHasObject(v, match) {
 				return true
 			}
 		}
 	case []any:
 		for _, v := range t {
-			if diffHasOperation(v) {
+			if diffHasObject(v, match) {
 				return true
 			}
 		}
@@ -2078,7 +2069,7 @@ func diffLoadEvaluable(doc []byte) bool {
 	if err != nil {
 		return false
 	}
-	var nodes, refs, iterations int
+	var nodes, refs, iterations, reduces int
 	var count func(x any)
 	count = func(x any) {
 		nodes++
@@ -2090,6 +2081,9 @@ func diffLoadEvaluable(doc []byte) bool {
 				}
 				if dgIterationOps[k] {
 					iterations++
+				}
+				if k == "reduce" {
+					reduces++
 				}
 				count(v)
 			}
@@ -2106,28 +2100,10 @@ func diffLoadEvaluable(doc []byte) bool {
 	if refs > 0 && iterations > 2 {
 		return false
 	}
-	if refs > 0 && iterations > 0 && diffHasReduce(top) {
+	if refs > 0 && iterations > 0 && reduces > 0 {
 		return false
 	}
 	return diffBounded(any(top))
-}
-
-func diffHasReduce(x any) bool {
-	switch t := x.(type) {
-	case map[string]any:
-		for k, v := range t {
-			if k == "reduce" || diffHasReduce(v) {
-				return true
-			}
-		}
-	case []any:
-		for _, v := range t {
-			if diffHasReduce(v) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func FuzzLoad(f *testing.F) {
