@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -153,13 +154,7 @@ func TestProblemsBreakOnlyTheirFlag(t *testing.T) {
 	}
 	want := []string{"bad-default", "bad-var", "bad-weights", "mixed-types", "nested-ref", "no-variants",
 		"not-an-object", "unknown-operator", "unknown-ref", "weights-too-large"}
-	if got := slices.Sorted(func(yield func(string) bool) {
-		for k := range broken {
-			if !yield(k) {
-				return
-			}
-		}
-	}); !slices.Equal(got, want) {
+	if got := slices.Sorted(maps.Keys(broken)); !slices.Equal(got, want) {
 		t.Fatalf("broken flags %v, want %v", got, want)
 	}
 	for _, key := range want {
@@ -215,7 +210,7 @@ func TestMetadata(t *testing.T) {
 	    "broken": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "nope", "metadata": {"owner": "me"}}
 	  }}`)
 	setMeta := map[string]any{"flagSetId": "shop", "team": "checkout", "version": int64(2), "weight": 2.5, "live": true}
-	if !sameMap(set.Metadata(), setMeta) {
+	if !maps.Equal(set.Metadata(), setMeta) {
 		t.Errorf("flag-set metadata %v", set.Metadata())
 	}
 	cases := map[string]map[string]any{
@@ -226,28 +221,16 @@ func TestMetadata(t *testing.T) {
 		"missing": setMeta,
 	}
 	for key, want := range cases {
-		if got := set.ResolveBool(key, false, nil).Metadata; !sameMap(got, want) {
+		if got := set.ResolveBool(key, false, nil).Metadata; !maps.Equal(got, want) {
 			t.Errorf("%s: metadata %v, want %v", key, got, want)
 		}
-		if got := set.ResolveString(key, "", nil).Metadata; !sameMap(got, want) {
+		if got := set.ResolveString(key, "", nil).Metadata; !maps.Equal(got, want) {
 			t.Errorf("%s (type mismatch): metadata %v, want %v", key, got, want)
 		}
 	}
 	if m := mustLoad(t, `{"flags": {"a": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"}}}`).ResolveBool("a", false, nil).Metadata; m != nil {
 		t.Errorf("metadata %v, want none", m)
 	}
-}
-
-func sameMap(a, b map[string]any) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 func TestChanges(t *testing.T) {
