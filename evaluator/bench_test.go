@@ -75,7 +75,11 @@ func BenchmarkResolve(b *testing.B) {
 				if key[:4] != "frac" {
 					name = fmt.Sprintf("%s/%s", key, size)
 				}
+				// A resolution that fails would time the error path.
 				if set.flags[key].vals[0].k == kStr {
+					if r := set.ResolveString(key, "", ctx); r.Err != nil {
+						b.Fatalf("%s: %v", name, r.Err)
+					}
 					b.Run(name, func(b *testing.B) {
 						b.ReportAllocs()
 						for b.Loop() {
@@ -83,6 +87,9 @@ func BenchmarkResolve(b *testing.B) {
 						}
 					})
 					continue
+				}
+				if r := set.ResolveBool(key, false, ctx); r.Err != nil {
+					b.Fatalf("%s: %v", name, r.Err)
 				}
 				b.Run(name, func(b *testing.B) {
 					b.ReportAllocs()

@@ -356,12 +356,20 @@ func TestFlagdTargetingFacts(t *testing.T) {
 func TestResolvingDoesNotAllocate(t *testing.T) {
 	set := mustLoad(t, benchDoc)
 	ctx := benchContexts()["small"]
+	// Each flag must resolve the way its rule intends, or the measure
+	// would be of a failing or short-cut resolution.
 	for _, key := range []string{"static", "simple", "complex", "startswith"} {
+		if r := set.ResolveBool(key, false, ctx); !r.Value || r.Err != nil {
+			t.Errorf("%s: %+v, want true", key, r)
+		}
 		if n := testing.AllocsPerRun(200, func() { set.ResolveBool(key, false, ctx) }); n != 0 {
 			t.Errorf("%s: %v allocations per resolution", key, n)
 		}
 	}
 	for _, key := range []string{"semver", "fractional2", "fractional8"} {
+		if r := set.ResolveString(key, "", ctx); r.Value == "" || r.Reason != ReasonTargetingMatch || r.Err != nil {
+			t.Errorf("%s: %+v, want a targeting match", key, r)
+		}
 		if n := testing.AllocsPerRun(200, func() { set.ResolveString(key, "", ctx) }); n != 0 {
 			t.Errorf("%s: %v allocations per resolution", key, n)
 		}
