@@ -451,17 +451,6 @@ func (r *runner) deliver(data []byte) {
 	r.sink.Update(Update{Flags: bytes.Clone(data), Origin: r.f.path})
 }
 
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
 // readRegular reads path, refusing what is not a regular file.
 func readRegular(path string) ([]byte, error) {
 	// Stat before opening: opening a FIFO would block.

@@ -436,7 +436,7 @@ func (r *grpcRun) loop(ctx context.Context) {
 			r.log.Debug("stream deadline reached, reopening")
 			// A deadline short enough to expire right after the first
 			// message must not make the reopening a busy loop.
-			if !waitRetry(ctx, minRetryDelay-time.Since(end.opened)) {
+			if !sleep(ctx, minRetryDelay-time.Since(end.opened)) {
 				return
 			}
 			continue
@@ -456,7 +456,7 @@ func (r *grpcRun) loop(ctx context.Context) {
 		}
 		delay := r.g.retryDelay(r.failures)
 		r.failures++
-		if !waitRetry(ctx, delay) {
+		if !sleep(ctx, delay) {
 			return
 		}
 	}
@@ -593,19 +593,4 @@ func (g *GRPC) retryDelay(n int) time.Duration {
 		return math.MaxInt64
 	}
 	return max(time.Duration(j), minRetryDelay)
-}
-
-// waitRetry waits d, reporting false if ctx ended first.
-func waitRetry(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -1,6 +1,9 @@
 package sync
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Source produces complete flag sets and reports when it loses and regains
 // its origin.
@@ -38,4 +41,20 @@ type Update struct {
 	// Origin names where the flags came from, for messages: a file path,
 	// a server address.
 	Origin string
+}
+
+// sleep waits d, reporting false if ctx ended first. Both sources wait
+// this way between attempts, so cancelling Run never waits out a delay.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
