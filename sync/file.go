@@ -247,9 +247,6 @@ type runner struct {
 }
 
 func (r *runner) run(ctx context.Context) error {
-	// Watch before the first read, so that a change made between the two
-	// is seen as an event rather than missed until the next poll.
-	r.ensureWatch()
 	r.check(ctx)
 
 	debounce := time.NewTimer(r.f.debounce)
@@ -303,8 +300,9 @@ func (r *runner) close() {
 }
 
 // ensureWatch (re)establishes the watch on the directory. It is called
-// before every read, so a directory that was missing or could not be
-// watched is retried at each poll tick.
+// before every read: a change made between the watch and the first read is
+// seen as an event rather than missed until the next poll, and a directory
+// that was missing or could not be watched is retried at each poll tick.
 func (r *runner) ensureWatch() {
 	if r.watching {
 		return
@@ -378,9 +376,9 @@ func (r *runner) check(ctx context.Context) {
 
 	data, err := r.f.readFile(r.abs)
 	switch {
-	case err == nil && r.delivered && !r.lost && bytes.Equal(data, r.last):
+	case err == nil && r.unchanged(data):
 		return
-	case err != nil && r.lost && newFileError(r.f.path, err).Error() == r.lostMsg:
+	case err != nil && r.sameLoss(newFileError(r.f.path, err)):
 		return
 	}
 	if err != nil {
@@ -426,8 +424,19 @@ func (r *runner) settle(ctx context.Context, prev []byte) ([]byte, error) {
 	return nil, errUnsettled
 }
 
+// unchanged tells whether delivering data would tell the sink nothing new.
+func (r *runner) unchanged(data []byte) bool {
+	return r.delivered && !r.lost && bytes.Equal(data, r.last)
+}
+
+// sameLoss tells whether err is the loss already reported. A different
+// failure (a deleted file that comes back unreadable) is reported again.
+func (r *runner) sameLoss(err error) bool {
+	return r.lost && err.Error() == r.lostMsg
+}
+
 func (r *runner) lose(err error) {
-	if r.lost && r.lostMsg == err.Error() {
+	if r.sameLoss(err) {
 		return
 	}
 	r.lost, r.lostMsg = true, err.Error()
@@ -436,7 +445,9 @@ func (r *runner) lose(err error) {
 }
 
 func (r *runner) deliver(data []byte) {
-	if r.delivered && !r.lost && bytes.Equal(data, r.last) {
+	// The first read of the check may have differed and the settled
+	// content still be what was delivered last.
+	if r.unchanged(data) {
 		return
 	}
 	if r.lost {
