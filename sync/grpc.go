@@ -586,7 +586,6 @@ func (g *GRPC) retryDelay(n int) time.Duration {
 			}
 			d *= 2
 		}
-		d = min(d, g.retryMax)
 	}
 	j := float64(d) * (1 + retryJitter*(2*rand.Float64()-1))
 	if j >= math.MaxInt64 {
