@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	stdsync "sync"
 	"testing"
@@ -70,19 +71,11 @@ func requests(srv *syncserver.Server, method string) []syncserver.Request {
 }
 
 // waitRequests waits until srv has received at least n calls of method.
-func waitRequests(t *testing.T, srv *syncserver.Server, method string, n int) []syncserver.Request {
+func waitRequests(t *testing.T, srv *syncserver.Server, method string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		got := requests(srv, method)
-		if len(got) >= n {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %d %s calls; got %d", n, method, len(got))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitUntil(t, func() bool { return len(requests(srv, method)) >= n }, func() string {
+		return fmt.Sprintf("%d %s calls; got %d", n, method, len(requests(srv, method)))
+	})
 }
 
 // attemptCounter records when the source opens a SyncFlags stream, as seen
@@ -116,4 +109,14 @@ func (a *attemptCounter) since(t time.Time) []time.Time {
 		}
 	}
 	return out
+}
+
+// waitSince waits until at least n attempts were made after from, and
+// returns them.
+func (a *attemptCounter) waitSince(t *testing.T, from time.Time, n int) []time.Time {
+	t.Helper()
+	waitUntil(t, func() bool { return len(a.since(from)) >= n }, func() string {
+		return fmt.Sprintf("%d attempts; got %d", n, len(a.since(from)))
+	})
+	return a.since(from)
 }

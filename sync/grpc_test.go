@@ -544,29 +544,16 @@ func TestGRPCBackoff(t *testing.T) {
 		var attempts attemptCounter
 		cfg := tcpConfig(srv)
 		cfg.DialOptions = []grpc.DialOption{attempts.option()}
+		// Not startGRPC, which would put in the test's short backoffs.
 		src, err := NewGRPC(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec := newRecorder()
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- src.Run(ctx, rec) }()
-		defer func() {
-			cancel()
-			<-done
-		}()
+		rec := runSource(t, src).rec
 		rec.waitUpdate(t, docA)
 		srv.Stop()
 		lost := rec.waitKind(t, "lost")
-		deadline := time.Now().Add(waitTimeout)
-		for len(attempts.since(lost.at)) == 0 && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		next := attempts.since(lost.at)
-		if len(next) == 0 {
-			t.Fatal("no reconnect attempt")
-		}
+		next := attempts.waitSince(t, lost.at, 1)
 		t.Logf("first reconnect attempt %v after the loss", next[0].Sub(lost.at))
 		// RetryBackoff/4 with jitter: 200 to 300ms after the loss. The
 		// upper bound leaves room for a loaded machine; TestGRPCRetryDelay
@@ -597,14 +584,9 @@ func TestGRPCStopsOnCancel(t *testing.T) {
 		if took := h.stop(t); took > time.Second {
 			t.Errorf("Run took %v to return", took)
 		}
-		streams, cancel := context.WithTimeout(context.Background(), waitTimeout)
-		defer cancel()
-		for srv.Streams() != 0 && streams.Err() == nil {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if n := srv.Streams(); n != 0 {
-			t.Errorf("%d streams still open after Run returned", n)
-		}
+		waitUntil(t, func() bool { return srv.Streams() == 0 }, func() string {
+			return fmt.Sprintf("the server to see its streams closed; %d still open", srv.Streams())
+		})
 		if calls := h.rec.snapshot(); count(calls, "lost") != 0 {
 			t.Errorf("stopping is not a loss; sink got %v", calls)
 		}

@@ -262,10 +262,20 @@ func start(t *testing.T, cfg FileConfig, setup func(*File)) *harness {
 // waitReads waits until the File has attempted n reads in all.
 func (h *harness) waitReads(t *testing.T, n int64) {
 	t.Helper()
+	waitUntil(t, func() bool { return h.reads.Load() >= n }, func() string {
+		return fmt.Sprintf("%d reads; got %d", n, h.reads.Load())
+	})
+}
+
+// waitUntil polls cond, for state that gives no notice when it changes, and
+// fails the test if cond does not hold within waitTimeout. what describes
+// the wait as it stands when it fails.
+func waitUntil(t *testing.T, cond func() bool, what func() string) {
+	t.Helper()
 	deadline := time.Now().Add(waitTimeout)
-	for h.reads.Load() < n {
+	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %d reads; got %d", n, h.reads.Load())
+			t.Fatalf("timed out after %v waiting for %s", waitTimeout, what())
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -303,13 +313,9 @@ func (b *logBuffer) count(substr string) int {
 // waitFor waits until substr has been logged at least n times.
 func (b *logBuffer) waitFor(t *testing.T, substr string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for b.count(substr) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %d log lines with %s:\n%s", n, substr, b.String())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(t, func() bool { return b.count(substr) >= n }, func() string {
+		return fmt.Sprintf("%d log lines with %s:\n%s", n, substr, b.String())
+	})
 }
 
 func newTestLogger(b *logBuffer) *slog.Logger {
