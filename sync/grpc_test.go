@@ -388,7 +388,10 @@ func TestGRPCNonFatalStatusRetries(t *testing.T) {
 func TestGRPCReconnectsAfterRestart(t *testing.T) {
 	t.Parallel()
 	srv := newSyncServer(t, syncserver.WithFlags([]byte(docA)))
-	h := startGRPC(t, tcpConfig(srv))
+	var attempts attemptCounter
+	cfg := tcpConfig(srv)
+	cfg.DialOptions = []grpc.DialOption{attempts.option()}
+	h := startGRPC(t, cfg)
 	h.rec.waitLatestUpdate(t, docA)
 
 	srv.Stop()
@@ -400,8 +403,8 @@ func TestGRPCReconnectsAfterRestart(t *testing.T) {
 		t.Errorf("Lost(%v) does not name the target %s", lost.err, h.src.Target())
 	}
 
-	// Long enough for several failed attempts, none of which is news.
-	time.Sleep(10 * testRetryBackoffMax)
+	// Several failed attempts, none of which is news (checked below).
+	attempts.waitSince(t, lost.at, 3)
 	srv.SetFlags([]byte(docB))
 	restarted := time.Now()
 	if err := srv.Restart(); err != nil {
