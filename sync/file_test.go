@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -494,13 +493,11 @@ func TestFileRunContextAlreadyDone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	rec := newRecorder()
-	if err := f.Run(ctx, rec); err != nil {
+	calls, err := runAlone(t, f, true)
+	if err != nil {
 		t.Errorf("Run = %v, want nil", err)
 	}
-	if calls := rec.snapshot(); len(calls) != 0 {
+	if len(calls) != 0 {
 		t.Errorf("sink got %v after the context was done", calls)
 	}
 }
@@ -510,8 +507,12 @@ func TestFileRunTwice(t *testing.T) {
 	writeFile(t, path, v1)
 	h := start(t, FileConfig{Path: path}, nil)
 	h.rec.waitUpdate(t, v1)
-	if err := h.f.Run(context.Background(), newRecorder()); err == nil {
+	calls, err := runAlone(t, h.f, false)
+	if err == nil {
 		t.Error("second Run returned nil, want an error")
+	}
+	if len(calls) != 0 {
+		t.Errorf("second Run called its sink: %v", calls)
 	}
 }
 

@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -630,13 +629,11 @@ func TestGRPCStopsOnCancel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		rec := newRecorder()
-		if err := src.Run(ctx, rec); err != nil {
+		calls, err := runAlone(t, src, true)
+		if err != nil {
 			t.Errorf("Run = %v, want nil", err)
 		}
-		if calls := rec.snapshot(); len(calls) != 0 {
+		if len(calls) != 0 {
 			t.Errorf("sink got %v", calls)
 		}
 	})
@@ -646,8 +643,12 @@ func TestGRPCStopsOnCancel(t *testing.T) {
 		srv := newSyncServer(t, syncserver.WithFlags([]byte(docA)))
 		h := startGRPC(t, tcpConfig(srv))
 		h.rec.waitLatestUpdate(t, docA)
-		if err := h.src.Run(context.Background(), newRecorder()); err == nil {
+		calls, err := runAlone(t, h.src, false)
+		if err == nil {
 			t.Error("second Run returned nil, want an error")
+		}
+		if len(calls) != 0 {
+			t.Errorf("second Run called its sink: %v", calls)
 		}
 	})
 }

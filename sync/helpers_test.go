@@ -217,6 +217,36 @@ func (r *running) waitReturn(t *testing.T) error {
 	return err
 }
 
+// runAlone calls src.Run on a recorder of its own, with a context already
+// done when done is set and never done otherwise, and returns what Run
+// returned and what the sink got. Either way Run must return by itself: if
+// it has not within waitTimeout, the test fails, and Run is cancelled so
+// that it leaves nothing running.
+func runAlone(t *testing.T, src Source, done bool) ([]call, error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if done {
+		cancel()
+	}
+	rec := newRecorder()
+	ret := make(chan error, 1)
+	go func() { ret <- src.Run(ctx, rec) }()
+	select {
+	case err := <-ret:
+		return rec.snapshot(), err
+	case <-time.After(waitTimeout):
+	}
+	cancel()
+	select {
+	case <-ret:
+		t.Fatalf("Run did not return within %v by itself; sink got %v", waitTimeout, rec.snapshot())
+	case <-time.After(waitTimeout):
+		t.Fatalf("Run did not return within %v, even once cancelled", waitTimeout)
+	}
+	return nil, nil
+}
+
 // harness runs one File under test.
 type harness struct {
 	*running
