@@ -90,7 +90,10 @@ func TestGRPCProviderID(t *testing.T) {
 
 	h.rec.waitLatestUpdate(t, docA)
 	reqs := requests(srv, "SyncFlags")
-	if len(reqs) == 0 || reqs[0].ProviderID != "checkout-service" {
+	if len(reqs) == 0 {
+		t.Fatal("no SyncFlags call recorded")
+	}
+	if reqs[0].ProviderID != "checkout-service" {
 		t.Errorf("SyncFlags calls %+v, want provider_id %q", reqs, "checkout-service")
 	}
 	if reqs[0].SelectorHeader != "" || reqs[0].Selector != "" {
