@@ -130,11 +130,7 @@ func (r *recorder) waitUpdate(t *testing.T, want string) []call {
 // waitLost waits until the latest call is a Lost.
 func (r *recorder) waitLost(t *testing.T) error {
 	t.Helper()
-	calls := r.waitFor(t, "lost", func(calls []call) bool {
-		n := len(calls)
-		return n > 0 && calls[n-1].kind == "lost"
-	})
-	return calls[len(calls)-1].err
+	return r.waitKind(t, "lost").err
 }
 
 func count(calls []call, kind string) int {
