@@ -384,9 +384,10 @@ func (g *GRPC) Run(ctx context.Context, sink Sink) error {
 	if err != nil {
 		// NewGRPC built a client from the same arguments, so only a
 		// change in the process (a resolver unregistered) gets here.
-		err = fmt.Errorf("sync: gRPC target %s: %w", g.target, err)
-		sink.Fatal(err)
-		return err
+		// Reported once, through the sink, like a fatal status: the
+		// error is not returned as well.
+		sink.Fatal(fmt.Errorf("sync: gRPC target %s: %w", g.target, err))
+		return nil
 	}
 	defer func() {
 		if err := conn.Close(); err != nil {

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -74,5 +75,28 @@ func TestGRPCProtoDuration(t *testing.T) {
 		if got := protoDuration(d); got != want {
 			t.Errorf("protoDuration(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// A client that cannot be built in Run is a Fatal, reported once and not
+// returned as well, as Run's documentation says.
+func TestGRPCRunClientFailure(t *testing.T) {
+	t.Parallel()
+	g, err := NewGRPC(GRPCConfig{Host: "127.0.0.1", Port: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without transport credentials grpc.NewClient refuses to build a
+	// client, which NewGRPC's own options never lead to.
+	g.dialOpts = nil
+	calls, err := runAlone(t, g, false)
+	if err != nil {
+		t.Errorf("Run = %v after reporting Fatal, want nil", err)
+	}
+	if len(calls) != 1 || calls[0].kind != "fatal" {
+		t.Fatalf("sink got %v, want one Fatal", calls)
+	}
+	if !strings.Contains(calls[0].err.Error(), g.Target()) {
+		t.Errorf("Fatal(%v) does not name the target %s", calls[0].err, g.Target())
 	}
 }
