@@ -208,7 +208,6 @@ type run struct {
 	readyDone bool
 	fatalDone bool
 	lastErr   error
-	enrich    map[string]any
 
 	staleAfterInit bool // cached flags are served: STALE is due
 }
@@ -413,7 +412,6 @@ func (s *sink) Update(u sync.Update) {
 		// Every flag may evaluate differently with other enrichment.
 		changes = unionKeys(old, set)
 	}
-	r.enrich = enrich
 	r.lastErr = nil
 
 	switch {
