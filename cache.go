@@ -46,7 +46,7 @@ func writeCache(path string, u sync.Update) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// readCache loads the cached flag set, compiled as a live one would be.
+// readCache loads the cached flag set.
 func (p *Provider) readCache() (*evaluator.FlagSet, error) {
 	b, err := os.ReadFile(p.cfg.CacheFile)
 	if err != nil {
@@ -59,12 +59,9 @@ func (p *Provider) readCache() (*evaluator.FlagSet, error) {
 	if entry.Flags == "" {
 		return nil, errors.New("cache file " + p.cfg.CacheFile + " holds no flags")
 	}
-	set, err := evaluator.Load([]byte(entry.Flags), p.loadOpts...)
+	set, err := p.compile([]byte(entry.Flags), entry.SyncContext)
 	if err != nil {
 		return nil, fmt.Errorf("cache file %s: %w", p.cfg.CacheFile, err)
-	}
-	if enrich := p.enrichment(entry.SyncContext); enrich != nil {
-		set = set.WithEnrichment(enrich)
 	}
 	return set, nil
 }

@@ -389,14 +389,10 @@ type sink run
 func (s *sink) Update(u sync.Update) {
 	r := (*run)(s)
 	p := r.p
-	set, err := evaluator.Load(u.Flags, p.loadOpts...)
+	set, err := p.compile(u.Flags, u.SyncContext)
 	if err != nil {
 		r.rejected(u.Origin, err)
 		return
-	}
-	enrich := p.enrichment(u.SyncContext)
-	if enrich != nil {
-		set = set.WithEnrichment(enrich)
 	}
 
 	r.mu.Lock()
@@ -408,7 +404,7 @@ func (s *sink) Update(u sync.Update) {
 	old := p.snap.Swap(set)
 	added, removed, changed := set.Changes(old)
 	changes := slices.Concat(added, removed, changed)
-	if old != nil && !reflect.DeepEqual(old.Enrichment(), enrich) {
+	if old != nil && !reflect.DeepEqual(old.Enrichment(), set.Enrichment()) {
 		// Every flag may evaluate differently with other enrichment.
 		changes = unionKeys(old, set)
 	}
@@ -488,6 +484,21 @@ func (s *sink) Fatal(err error) {
 	}
 	r.emit(openfeature.ProviderError, "flag source failed: "+errText(err), nil, openfeature.ProviderFatalCode)
 	r.wake()
+}
+
+// compile loads a flag document as the provider serves it: with the
+// provider's load options and the enrichment of its sync context. Flags
+// from the source and from the cache both come through here, so that a
+// cached flag set evaluates exactly as the live one did.
+func (p *Provider) compile(flags []byte, syncCtx map[string]any) (*evaluator.FlagSet, error) {
+	set, err := evaluator.Load(flags, p.loadOpts...)
+	if err != nil {
+		return nil, err
+	}
+	if enrich := p.enrichment(syncCtx); enrich != nil {
+		set = set.WithEnrichment(enrich)
+	}
+	return set, nil
 }
 
 // enrichment is the data every evaluation of a flag set sees: the user's
