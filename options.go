@@ -115,8 +115,9 @@ const (
 )
 
 // config is what the options build: the public Config, plus what cannot
-// be told by name (a source, functions, a logger) and what resolution needs
-// to know about how values were given.
+// be told by name (a source, functions, a logger) and FLAGD_SYNC_PORT,
+// which only resolve can place. Resolver and Port stay zero until resolve
+// unless they were given.
 type config struct {
 	Config
 
@@ -125,10 +126,9 @@ type config struct {
 	logger      *slog.Logger
 	dialOptions []grpc.DialOption
 
-	resolverSet  bool
-	portSet      bool // by FLAGD_PORT or WithPort
-	portExplicit bool // by WithPort after the variables: beats FLAGD_SYNC_PORT
-	syncPort     int  // FLAGD_SYNC_PORT
+	// syncPort is FLAGD_SYNC_PORT; WithPort clears it, so that an explicit
+	// port wins unless FromEnv comes after it.
+	syncPort int
 
 	errs []error // every invalid option or variable, reported together
 }
@@ -173,9 +173,9 @@ func buildConfig(opts []Option) (config, error) {
 // in-process; the default port follows the resolver.
 func (c *config) resolve() {
 	switch {
-	case !c.resolverSet && c.OfflineFlagSourcePath != "":
+	case c.Resolver == "" && c.OfflineFlagSourcePath != "":
 		c.Resolver = ResolverFile
-	case !c.resolverSet:
+	case c.Resolver == "":
 		c.Resolver = ResolverRPC
 	case c.Resolver == ResolverInProcess && c.OfflineFlagSourcePath != "":
 		c.Resolver = ResolverFile
@@ -183,11 +183,12 @@ func (c *config) resolve() {
 		c.fail("the file resolver needs a flag file: give WithFile or %s", EnvOfflineFlagSourcePath)
 	}
 	switch {
-	case c.Resolver == ResolverInProcess && c.syncPort != 0 && !c.portExplicit:
+	case c.Resolver == ResolverInProcess && c.syncPort != 0:
 		c.Port = c.syncPort
-	case !c.portSet && c.Resolver == ResolverRPC:
+	case c.Port != 0:
+	case c.Resolver == ResolverRPC:
 		c.Port = DefaultRPCPort
-	case !c.portSet:
+	default:
 		c.Port = DefaultInProcessPort
 	}
 	if c.RetryBackoffMax < c.RetryBackoff {
@@ -223,7 +224,7 @@ func WithResolver(r Resolver) Option {
 			c.fail("WithResolver: %v", err)
 			return
 		}
-		c.Resolver, c.resolverSet = r, true
+		c.Resolver = r
 	}
 }
 
@@ -356,7 +357,7 @@ func WithPort(port int) Option {
 			c.fail("WithPort: %d is not a TCP port", port)
 			return
 		}
-		c.Port, c.portSet, c.portExplicit = port, true, true
+		c.Port, c.syncPort = port, 0
 	}
 }
 
@@ -508,7 +509,7 @@ func (c *config) applyEnv() {
 		if err != nil {
 			c.fail("%s: %v", EnvResolver, err)
 		} else {
-			c.Resolver, c.resolverSet = r, true
+			c.Resolver = r
 		}
 	}
 	envString(c, EnvOfflineFlagSourcePath, false, &c.OfflineFlagSourcePath)
@@ -533,10 +534,10 @@ func (c *config) applyEnv() {
 		}
 	}
 	if port, ok := envPort(c, EnvPort); ok {
-		c.Port, c.portSet, c.portExplicit = port, true, false
+		c.Port = port
 	}
 	if port, ok := envPort(c, EnvSyncPort); ok {
-		c.syncPort, c.portExplicit = port, false
+		c.syncPort = port
 	}
 	if v, ok := lookupEnv(EnvTLS); ok {
 		b, err := strconv.ParseBool(strings.TrimSpace(v))

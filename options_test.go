@@ -195,6 +195,9 @@ func TestSyncPort(t *testing.T) {
 		{"rpc: the sync port does not apply", []Option{WithResolver(ResolverRPC)}, 8888},
 		{"an explicit port wins", []Option{in, WithPort(1234)}, 1234},
 		{"unless FromEnv comes last", []Option{in, WithPort(1234), FromEnv()}, 9999},
+		{"an explicit port after FromEnv wins", []Option{in, FromEnv(), WithPort(1234)}, 1234},
+		{"rpc: an explicit port wins over FLAGD_PORT", []Option{WithResolver(ResolverRPC), WithPort(1234)}, 1234},
+		{"file: FLAGD_PORT is kept", []Option{WithFile("f")}, 8888},
 	}
 	for _, c := range cases {
 		cfg, err := NewConfig(c.opts...)
