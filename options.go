@@ -220,11 +220,12 @@ func positive(c *config, name string, d time.Duration) bool {
 // refuses because it evaluates in-process.
 func WithResolver(r Resolver) Option {
 	return func(c *config) {
-		if _, err := ParseResolver(string(r)); err != nil {
+		parsed, err := ParseResolver(string(r))
+		if err != nil {
 			c.fail("WithResolver: %v", err)
 			return
 		}
-		c.Resolver = r
+		c.Resolver = parsed
 	}
 }
 

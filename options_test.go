@@ -100,6 +100,8 @@ func TestResolverRules(t *testing.T) {
 		{"in-process with a file becomes file", []Option{WithResolver(ResolverInProcess), WithFile("f")}, ResolverFile},
 		{"rpc with a file stays rpc", []Option{WithResolver(ResolverRPC), WithFile("f")}, ResolverRPC},
 		{"file with a file", []Option{WithResolver(ResolverFile), WithFile("f")}, ResolverFile},
+		{"a name in capitals is the same resolver", []Option{WithResolver("IN-PROCESS"), WithFile("f")}, ResolverFile},
+		{"a name in capitals without a file", []Option{WithResolver(" In-Process ")}, ResolverInProcess},
 	}
 	for _, c := range cases {
 		cfg, err := NewConfig(c.opts...)
