@@ -207,12 +207,31 @@ func NewConfig(opts ...Option) (Config, error) {
 	return c.Config, nil
 }
 
-func positive(c *config, name string, d time.Duration) bool {
-	if d < 0 {
-		c.fail("%s must not be negative, got %v", name, d)
-		return false
+// durationOption is the option named name that sets the field returned by
+// field to d. A negative d is an error, and so is zero unless zeroOK.
+func durationOption(name string, d time.Duration, zeroOK bool, field func(*Config) *time.Duration) Option {
+	return func(c *config) {
+		switch {
+		case d < 0:
+			c.fail("%s must not be negative, got %v", name, d)
+		case d == 0 && !zeroOK:
+			c.fail("%s must be positive", name)
+		default:
+			*field(&c.Config) = d
+		}
 	}
-	return true
+}
+
+// textOption is the option named name that sets the field returned by
+// field to v, which must not be empty; what names v in the error.
+func textOption(name, what, v string, field func(*Config) *string) Option {
+	return func(c *config) {
+		if v == "" {
+			c.fail("%s: the %s is empty", name, what)
+			return
+		}
+		*field(&c.Config) = v
+	}
 }
 
 // WithResolver chooses how flags are obtained: ResolverInProcess (a sync
@@ -232,28 +251,14 @@ func WithResolver(r Resolver) Option {
 // WithFile reads the flags from a JSON or YAML file, watched for changes
 // (the file resolver).
 func WithFile(path string) Option {
-	return func(c *config) {
-		if path == "" {
-			c.fail("WithFile: the path is empty")
-			return
-		}
-		c.OfflineFlagSourcePath = path
-	}
+	return textOption("WithFile", "path", path, func(c *Config) *string { return &c.OfflineFlagSourcePath })
 }
 
 // WithFilePollInterval sets how often the flag file is re-read whatever
 // the file-system notifications say (default 5s), so that changes on file
 // systems that lose notifications still arrive.
 func WithFilePollInterval(d time.Duration) Option {
-	return func(c *config) {
-		if d == 0 {
-			c.fail("WithFilePollInterval must be positive")
-			return
-		}
-		if positive(c, "WithFilePollInterval", d) {
-			c.OfflinePollInterval = d
-		}
-	}
+	return durationOption("WithFilePollInterval", d, false, func(c *Config) *time.Duration { return &c.OfflinePollInterval })
 }
 
 // WithSource reads the flags from any implementation of sync.Source,
@@ -292,25 +297,13 @@ func WithStrictValidation() Option {
 // 500ms), and unary calls to the sync server. When it passes, Init fails
 // and the provider keeps trying.
 func WithDeadline(d time.Duration) Option {
-	return func(c *config) {
-		if d == 0 {
-			c.fail("WithDeadline must be positive")
-			return
-		}
-		if positive(c, "WithDeadline", d) {
-			c.Deadline = d
-		}
-	}
+	return durationOption("WithDeadline", d, false, func(c *Config) *time.Duration { return &c.Deadline })
 }
 
 // WithRetryGracePeriod sets how long a lost source stays STALE before the
 // provider reports ERROR (default 5s). Flags keep being served throughout.
 func WithRetryGracePeriod(d time.Duration) Option {
-	return func(c *config) {
-		if positive(c, "WithRetryGracePeriod", d) {
-			c.RetryGracePeriod = d
-		}
-	}
+	return durationOption("WithRetryGracePeriod", d, true, func(c *Config) *time.Duration { return &c.RetryGracePeriod })
 }
 
 // WithContextEnricher adds values to the data of every evaluation. The
@@ -341,13 +334,7 @@ func WithLogger(l *slog.Logger) Option {
 
 // WithHost sets the sync server's host (default localhost).
 func WithHost(host string) Option {
-	return func(c *config) {
-		if host == "" {
-			c.fail("WithHost: the host is empty")
-			return
-		}
-		c.Host = host
-	}
+	return textOption("WithHost", "host", host, func(c *Config) *string { return &c.Host })
 }
 
 // WithPort sets the sync server's port (default 8015 for the in-process
@@ -391,13 +378,7 @@ func checkTargetURI(uri string) error {
 
 // WithSocketPath connects to the sync server over a unix socket.
 func WithSocketPath(path string) Option {
-	return func(c *config) {
-		if path == "" {
-			c.fail("WithSocketPath: the path is empty")
-			return
-		}
-		c.SocketPath = path
-	}
+	return textOption("WithSocketPath", "path", path, func(c *Config) *string { return &c.SocketPath })
 }
 
 // WithTLS connects with TLS, trusting the CA certificates in the PEM file
@@ -421,11 +402,7 @@ func WithProviderID(id string) Option {
 // reaches it is reopened at once, without reporting the source as lost.
 // Zero means no deadline.
 func WithStreamDeadline(d time.Duration) Option {
-	return func(c *config) {
-		if positive(c, "WithStreamDeadline", d) {
-			c.StreamDeadline = d
-		}
-	}
+	return durationOption("WithStreamDeadline", d, true, func(c *Config) *time.Duration { return &c.StreamDeadline })
 }
 
 // WithRetryBackoff sets the delay before reconnecting to a lost server,
@@ -443,11 +420,7 @@ func WithRetryBackoff(initial, max time.Duration) Option {
 // WithKeepAlive sends HTTP/2 keepalive pings at this interval (default 0:
 // none).
 func WithKeepAlive(d time.Duration) Option {
-	return func(c *config) {
-		if positive(c, "WithKeepAlive", d) {
-			c.KeepAlive = d
-		}
-	}
+	return durationOption("WithKeepAlive", d, true, func(c *Config) *time.Duration { return &c.KeepAlive })
 }
 
 // WithFatalStatusCodes lists gRPC status codes that, received before the
@@ -486,13 +459,7 @@ func WithGRPCDialOptions(opts ...grpc.DialOption) Option {
 // the server within the deadline, the provider serves the cached flags and
 // reports STALE until the server delivers. An unreadable cache is ignored.
 func WithCacheFile(path string) Option {
-	return func(c *config) {
-		if path == "" {
-			c.fail("WithCacheFile: the path is empty")
-			return
-		}
-		c.CacheFile = path
-	}
+	return textOption("WithCacheFile", "path", path, func(c *Config) *string { return &c.CacheFile })
 }
 
 // FromEnv applies the FLAGD_* environment variables at this position in

@@ -29,6 +29,7 @@ func TestInvalidOptionsAreErrors(t *testing.T) {
 		{"negative poll", []Option{WithFile("f"), WithFilePollInterval(-time.Second)}, "WithFilePollInterval must not be negative"},
 		{"zero poll", []Option{WithFile("f"), WithFilePollInterval(0)}, "WithFilePollInterval must be positive"},
 		{"negative deadline", []Option{WithFile("f"), WithDeadline(-1)}, "WithDeadline must not be negative"},
+		{"zero deadline", []Option{WithFile("f"), WithDeadline(0)}, "WithDeadline must be positive"},
 		{"negative grace", []Option{WithFile("f"), WithRetryGracePeriod(-time.Second)}, "WithRetryGracePeriod must not be negative"},
 		{"bad version", []Option{WithFile("f"), WithFractionalVersion(9)}, "unknown version 9"},
 		{"nil enricher", []Option{WithFile("f"), WithContextEnricher(nil)}, "function is nil"},
@@ -84,6 +85,35 @@ func TestDefaults(t *testing.T) {
 	c, err = NewConfig(WithFile("flags.json"))
 	if err != nil || c.Resolver != ResolverFile || c.OfflineFlagSourcePath != "flags.json" {
 		t.Errorf("a file alone: %+v, %v", c, err)
+	}
+}
+
+func TestOptionsSetTheirFields(t *testing.T) {
+	c, err := NewConfig(
+		WithResolver(ResolverInProcess), WithHost("flagd"), WithPort(9000), WithSocketPath("/run/flagd.sock"),
+		WithTargetURI("dns:///flagd:9000"), WithTLS("/etc/ca.pem"), WithSelector("app=shop"), WithProviderID("shop-1"),
+		WithDeadline(2*time.Second), WithStreamDeadline(0), WithRetryBackoff(time.Second, 4*time.Second),
+		WithRetryGracePeriod(7*time.Second), WithKeepAlive(30*time.Second), WithFilePollInterval(time.Minute),
+		WithFatalStatusCodes(codes.PermissionDenied), WithCacheFile("/var/cache/flags.json"),
+		WithFractionalVersion(fractional.V3), WithStrictValidation(),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		Resolver: ResolverInProcess, Host: "flagd", Port: 9000, TargetURI: "dns:///flagd:9000", TLS: true,
+		SocketPath: "/run/flagd.sock", CertPath: "/etc/ca.pem", Deadline: 2 * time.Second, StreamDeadline: 0,
+		RetryBackoff: time.Second, RetryBackoffMax: 4 * time.Second, RetryGracePeriod: 7 * time.Second,
+		KeepAlive: 30 * time.Second, Selector: "app=shop", ProviderID: "shop-1", OfflinePollInterval: time.Minute,
+		FatalStatusCodes: []string{"PERMISSION_DENIED"}, CacheFile: "/var/cache/flags.json",
+		FractionalVersion: fractional.V3, StrictValidation: true,
+	}
+	if !sameConfig(c, want) {
+		t.Errorf("options:\n got %+v\nwant %+v", c, want)
+	}
+	c, err = NewConfig(WithFile("flags.json"))
+	if err != nil || c.OfflineFlagSourcePath != "flags.json" {
+		t.Errorf("WithFile: %+v, %v", c, err)
 	}
 }
 
