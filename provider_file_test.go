@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	stdsync "sync"
 	"sync/atomic"
 	"testing"
@@ -211,7 +212,7 @@ func TestFileThatCannotBeRead(t *testing.T) {
 	t.Run("directory", func(t *testing.T) {
 		dir := t.TempDir()
 		_, _, err := fileProvider(t, dir, WithDeadline(50*time.Millisecond))
-		if err == nil || !contains(err.Error(), "is a directory") {
+		if err == nil || !strings.Contains(err.Error(), "is a directory") {
 			t.Fatalf("Init: %v", err)
 		}
 	})
@@ -225,7 +226,7 @@ func TestFileThatCannotBeRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, _, err := fileProvider(t, path, WithDeadline(50*time.Millisecond))
-		if err == nil || !contains(err.Error(), "permission denied") {
+		if err == nil || !strings.Contains(err.Error(), "permission denied") {
 			t.Fatalf("Init: %v", err)
 		}
 	})

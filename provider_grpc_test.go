@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	stdsync "sync"
 	"sync/atomic"
 	"testing"
@@ -155,7 +156,7 @@ func TestGRPCTransports(t *testing.T) {
 	})
 	t.Run("bad CA file", func(t *testing.T) {
 		_, err := NewProvider(WithResolver(ResolverInProcess), WithTLS(filepath.Join(t.TempDir(), "missing.pem")))
-		if err == nil || !contains(err.Error(), "missing.pem") {
+		if err == nil || !strings.Contains(err.Error(), "missing.pem") {
 			t.Errorf("NewProvider: %v", err)
 		}
 	})
@@ -241,7 +242,7 @@ func TestGRPCBrokenPayload(t *testing.T) {
 	p, ev := grpcProvider(t, fast(s)...)
 	s.SendRaw(`{"flags": {"color": `)
 	e := ev.next()
-	if e.EventType != openfeature.ProviderError || !contains(e.Message, "line 1") {
+	if e.EventType != openfeature.ProviderError || !strings.Contains(e.Message, "line 1") {
 		t.Fatalf("broken payload: %s %q", e.EventType, e.Message)
 	}
 	if c := color(p); c != "red" {
@@ -290,7 +291,7 @@ func TestGRPCCacheFile(t *testing.T) {
 	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
 		t.Fatalf("Init with a cache: %v", err)
 	}
-	if e := ev.next(); e.EventType != openfeature.ProviderStale || !contains(e.Message, "cached") {
+	if e := ev.next(); e.EventType != openfeature.ProviderStale || !strings.Contains(e.Message, "cached") {
 		t.Fatalf("cache served: %s %q", e.EventType, e.Message)
 	}
 	if w := p.StringEvaluation(context.Background(), "where", "?", nil); w.Value != "INTERNAL" {
@@ -319,7 +320,7 @@ func TestGRPCCacheFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer p.Shutdown()
-		if err := p.Init(openfeature.EvaluationContext{}); err == nil || !contains(err.Error(), "no flags within") {
+		if err := p.Init(openfeature.EvaluationContext{}); err == nil || !strings.Contains(err.Error(), "no flags within") {
 			t.Fatalf("Init with a corrupt cache: %v", err)
 		}
 	})

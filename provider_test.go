@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	stdsync "sync"
 	"testing"
 	"time"
@@ -197,20 +198,11 @@ func TestRejectedFlagSetKeepsTheFlagsInForce(t *testing.T) {
 
 func containsAll(s string, parts ...string) bool {
 	for _, p := range parts {
-		if !contains(s, p) {
+		if !strings.Contains(s, p) {
 			return false
 		}
 	}
 	return true
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
 }
 
 func TestLostSourceGoesStaleThenErrorThenReady(t *testing.T) {
@@ -219,7 +211,7 @@ func TestLostSourceGoesStaleThenErrorThenReady(t *testing.T) {
 
 	lostAt := time.Now()
 	s.Lost(errors.New("file deleted"))
-	if e := ev.next(); e.EventType != openfeature.ProviderStale || !contains(e.Message, "file deleted") {
+	if e := ev.next(); e.EventType != openfeature.ProviderStale || !strings.Contains(e.Message, "file deleted") {
 		t.Fatalf("got %s %q, want STALE", e.EventType, e.Message)
 	}
 	if e := ev.next(); e.EventType != openfeature.ProviderError {
@@ -269,7 +261,7 @@ func TestInitDeadlineThenFlagsArrive(t *testing.T) {
 	start := time.Now()
 	go func() { src.sink(t).Lost(errors.New("no such file")) }()
 	err = p.Init(openfeature.EvaluationContext{})
-	if err == nil || !contains(err.Error(), "no flags within 50ms") {
+	if err == nil || !strings.Contains(err.Error(), "no flags within 50ms") {
 		t.Fatalf("Init: %v", err)
 	}
 	if d := time.Since(start); d < 50*time.Millisecond || d > 2*time.Second {
@@ -295,7 +287,7 @@ func TestFatalSource(t *testing.T) {
 		go func() { src.sink(t).Fatal(errors.New("permission denied")) }()
 		err = p.Init(openfeature.EvaluationContext{})
 		var initErr *openfeature.ProviderInitError
-		if !errors.As(err, &initErr) || initErr.ErrorCode != openfeature.ProviderFatalCode || !contains(initErr.Message, "permission denied") {
+		if !errors.As(err, &initErr) || initErr.ErrorCode != openfeature.ProviderFatalCode || !strings.Contains(initErr.Message, "permission denied") {
 			t.Fatalf("Init: %v", err)
 		}
 	})
@@ -459,7 +451,7 @@ func TestShutdownEndsAWaitingInit(t *testing.T) {
 	p.Shutdown()
 	select {
 	case err := <-done:
-		if err == nil || !contains(err.Error(), "shut down") {
+		if err == nil || !strings.Contains(err.Error(), "shut down") {
 			t.Fatalf("Init: %v", err)
 		}
 	case <-time.After(5 * time.Second):
