@@ -112,12 +112,7 @@ func TestFileHalfWrittenIsNeverAccepted(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	if e := ev.next(); e.EventType != openfeature.ProviderReady {
-		t.Fatalf("completed file: %s", e.EventType)
-	}
-	if e := ev.next(); e.EventType != openfeature.ProviderConfigChange || len(e.FlagChanges) != 3 {
-		t.Fatalf("completed file: %s %v", e.EventType, e.FlagChanges)
-	}
+	ev.recovered("color", "limit", "old")
 	if c := color(p); c != "blue" {
 		t.Fatalf("color %q", c)
 	}
@@ -175,12 +170,7 @@ func TestFileDeletedThenRecreated(t *testing.T) {
 		t.Fatalf("the last flags are not served while the file is gone: %q", c)
 	}
 	writeFile(t, path, flagsV2)
-	if e := ev.next(); e.EventType != openfeature.ProviderReady {
-		t.Fatalf("recreated: %s", e.EventType)
-	}
-	if e := ev.next(); e.EventType != openfeature.ProviderConfigChange || len(e.FlagChanges) != 3 {
-		t.Fatalf("recreated: %s %v", e.EventType, e.FlagChanges)
-	}
+	ev.recovered("color", "limit", "old")
 	if c := color(p); c != "blue" {
 		t.Fatalf("color %q", c)
 	}
@@ -200,9 +190,7 @@ func TestFileMissingAtStart(t *testing.T) {
 		t.Errorf("before any flags: %+v", v)
 	}
 	writeFile(t, path, flagsV1)
-	if e := ev.next(); e.EventType != openfeature.ProviderReady {
-		t.Fatalf("file appeared: %s", e.EventType)
-	}
+	ev.recovered("beta", "color", "old")
 	if c := color(p); c != "red" {
 		t.Fatalf("color %q", c)
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	stdsync "sync"
 	"sync/atomic"
@@ -202,12 +201,7 @@ func TestGRPCRestartWithinGracePeriod(t *testing.T) {
 	if err := s.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	if e := ev.next(); e.EventType != openfeature.ProviderReady {
-		t.Fatalf("server back: %s %q", e.EventType, e.Message)
-	}
-	if e := ev.next(); e.EventType != openfeature.ProviderConfigChange || len(e.FlagChanges) != 3 {
-		t.Fatalf("server back: %s %v", e.EventType, e.FlagChanges)
-	}
+	ev.recovered("color", "limit", "old")
 	if c := color(p); c != "blue" {
 		t.Fatalf("color %q", c)
 	}
@@ -229,12 +223,7 @@ func TestGRPCRestartAfterGracePeriod(t *testing.T) {
 	if err := s.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	if e := ev.next(); e.EventType != openfeature.ProviderReady {
-		t.Fatalf("server back: %s", e.EventType)
-	}
-	if e := ev.next(); e.EventType != openfeature.ProviderConfigChange {
-		t.Fatalf("server back: %s", e.EventType)
-	}
+	ev.recovered()
 }
 
 func TestGRPCBrokenPayload(t *testing.T) {
@@ -249,12 +238,7 @@ func TestGRPCBrokenPayload(t *testing.T) {
 		t.Fatalf("flags lost to a broken payload: %q", c)
 	}
 	s.SetFlags([]byte(flagsV2))
-	if e := ev.next(); e.EventType != openfeature.ProviderReady {
-		t.Fatalf("good payload: %s", e.EventType)
-	}
-	if e := ev.next(); e.EventType != openfeature.ProviderConfigChange || !slices.Equal(sorted(e.FlagChanges), []string{"color", "limit", "old"}) {
-		t.Fatalf("good payload: %s %v", e.EventType, e.FlagChanges)
-	}
+	ev.recovered("color", "limit", "old")
 	// Only changes are announced.
 	s.SetFlags([]byte(flagsV2))
 	ev.none(100 * time.Millisecond)
@@ -302,12 +286,7 @@ func TestGRPCCacheFile(t *testing.T) {
 	if err := s.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	if e := ev.next(); e.EventType != openfeature.ProviderReady {
-		t.Fatalf("live data: %s", e.EventType)
-	}
-	if e := ev.next(); e.EventType != openfeature.ProviderConfigChange || len(e.FlagChanges) == 0 {
-		t.Fatalf("live data: %s %v", e.EventType, e.FlagChanges)
-	}
+	ev.recovered("beta", "color", "old", "where")
 	if c := color(p); c != "red" {
 		t.Fatalf("color %q", c)
 	}
