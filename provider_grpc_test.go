@@ -107,11 +107,16 @@ func TestGRPCEnrichment(t *testing.T) {
 	})
 	t.Run("enricher then sync_context", func(t *testing.T) {
 		s := serve(t, syncserver.WithFlags([]byte(enrichedFlags)), syncserver.WithSyncContext(map[string]any{"injected": "set"}))
+		var seen atomic.Value
 		p, _ := grpcProvider(t, append(fast(s), WithContextEnricher(func(sc map[string]any) map[string]any {
-			return map[string]any{"injected": "by the enricher", "seen": sc["injected"]}
+			seen.Store(fmt.Sprint(sc))
+			return map[string]any{"injected": "by the enricher"}
 		}))...)
 		if w := where(p); w != "INTERNAL" {
 			t.Errorf("the sync context did not win over the enricher: %s", w)
+		}
+		if got := seen.Load(); got != "map[injected:set]" {
+			t.Errorf("the enricher was given %v, want the server's sync context", got)
 		}
 	})
 }
@@ -307,6 +312,7 @@ func TestGRPCCacheFile(t *testing.T) {
 
 // openFiles counts this process's open file descriptors.
 func openFiles(t *testing.T) int {
+	t.Helper()
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		t.Skip("cannot count file descriptors here")
@@ -319,7 +325,8 @@ func TestGRPCSoakRestarts(t *testing.T) {
 		t.Skip("soak test")
 	}
 	s := serve(t, syncserver.WithFlags([]byte(versioned(0))))
-	// Settle the process's own background state before counting.
+	// Counted with the server already up: whatever is left above these
+	// numbers after Shutdown belongs to the provider.
 	goroutinesBefore := runtime.NumGoroutine()
 	filesBefore := openFiles(t)
 
@@ -331,7 +338,7 @@ func TestGRPCSoakRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stop atomic.Bool
-	var failures atomic.Int64
+	var failures, evaluations atomic.Int64
 	var wg stdsync.WaitGroup
 	ctx := context.Background()
 	for range 4 {
@@ -343,6 +350,7 @@ func TestGRPCSoakRestarts(t *testing.T) {
 				if d.ResolutionError != (openfeature.ResolutionError{}) || d.Variant != "v"+d.Value {
 					failures.Add(1)
 				}
+				evaluations.Add(1)
 				runtime.Gosched()
 			}
 		}()
@@ -363,6 +371,9 @@ func TestGRPCSoakRestarts(t *testing.T) {
 	wg.Wait()
 	if n := failures.Load(); n > 0 {
 		t.Errorf("%d evaluations failed", n)
+	}
+	if evaluations.Load() == 0 {
+		t.Error("no evaluation ran during the restarts")
 	}
 	if got := p.IntEvaluation(ctx, "same", -1, nil).Value; got != restarts {
 		t.Errorf("final flags at version %d, want %d", got, restarts)
