@@ -198,14 +198,14 @@ type run struct {
 	wg     stdsync.WaitGroup
 	kick   chan struct{} // wakes the supervisor after a state change
 
-	ready    chan struct{} // closed by the first flag set
+	ready    chan struct{} // closed once flags are served: see markReady
 	fatal    chan struct{} // closed by a fatal source error
 	fatalErr error
 
 	mu        stdsync.Mutex
 	state     state
 	initOpen  bool // Init is still waiting: it reports the first outcome
-	readyDone bool
+	readyDone bool // ready is closed
 	fatalDone bool
 	lastErr   error
 
@@ -286,7 +286,7 @@ func (r *run) giveUpInit(cached *evaluator.FlagSet) error {
 	r.initOpen = false
 	if cached != nil {
 		r.p.snap.Store(cached)
-		r.readyDone = true
+		r.markReady()
 		r.state = stateStale
 		// OpenFeature announces READY when Init returns; STALE must come
 		// after it, so the supervisor sends it a moment later.
@@ -357,6 +357,16 @@ func (r *run) supervise() {
 	}
 }
 
+// markReady records that the run serves flags. Closing ready ends the wait
+// of any Init, including one called again after the first gave up, which
+// would otherwise sit out its whole deadline with flags in force.
+func (r *run) markReady() {
+	if !r.readyDone {
+		r.readyDone = true
+		close(r.ready)
+	}
+}
+
 func (r *run) wake() {
 	select {
 	case r.kick <- struct{}{}:
@@ -414,14 +424,13 @@ func (s *sink) Update(u sync.Update) {
 	case r.initOpen:
 		// Init returns nil and OpenFeature announces READY itself.
 		r.initOpen = false
-		r.readyDone = true
-		close(r.ready)
+		r.markReady()
 	case r.state == stateReady:
 		if len(changes) > 0 {
 			r.emit(openfeature.ProviderConfigChange, "flags changed", changes, "")
 		}
 	default: // back from a loss, a rejected flag set or a failed Init
-		r.readyDone = true
+		r.markReady()
 		r.emit(openfeature.ProviderReady, "flags loaded from "+u.Origin, nil, "")
 		r.emit(openfeature.ProviderConfigChange, "flags loaded from "+u.Origin, changes, "")
 	}

@@ -269,6 +269,32 @@ func TestInitDeadlineThenFlagsArrive(t *testing.T) {
 	ev.recovered("beta", "color", "old")
 }
 
+func TestInitAgainOnceFlagsArrived(t *testing.T) {
+	src := newFakeSource()
+	p, err := NewProvider(WithSource(src), WithDeadline(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := p.InitWithContext(ctx, openfeature.EvaluationContext{}); err == nil {
+		t.Fatal("Init without flags succeeded")
+	}
+	src.sink(t).Update(update(flagsV1))
+	events{t: t, ch: p.EventChannel()}.recovered("beta", "color", "old")
+	done := make(chan error, 1)
+	go func() { done <- p.Init(openfeature.EvaluationContext{}) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Init with flags in force: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Init with flags in force waits for its deadline")
+	}
+}
+
 func TestFatalSource(t *testing.T) {
 	t.Run("during Init", func(t *testing.T) {
 		src := newFakeSource()
