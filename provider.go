@@ -199,14 +199,13 @@ type run struct {
 	kick   chan struct{} // wakes the supervisor after a state change
 
 	ready    chan struct{} // closed once flags are served: see markReady
-	fatal    chan struct{} // closed by a fatal source error
-	fatalErr error
+	fatal    chan struct{} // closed by a fatal source error while Init waits
+	fatalErr error         // the source's last word; set once, under mu
 
 	mu        stdsync.Mutex
 	state     state
 	initOpen  bool // Init is still waiting: it reports the first outcome
 	readyDone bool // ready is closed
-	fatalDone bool
 	lastErr   error
 
 	staleAfterInit bool // cached flags are served: STALE is due
@@ -280,7 +279,7 @@ func (r *run) giveUpInit(cached *evaluator.FlagSet) error {
 	if r.readyDone {
 		return nil
 	}
-	if r.fatalDone {
+	if r.fatalErr != nil {
 		return &openfeature.ProviderInitError{ErrorCode: openfeature.ProviderFatalCode, Message: r.fatalErr.Error()}
 	}
 	r.initOpen = false
@@ -483,11 +482,13 @@ func (s *sink) Fatal(err error) {
 	if r.state == stateFatal {
 		return
 	}
-	open := r.initOpen
+	if err == nil {
+		// Init and giveUpInit tell a fatal source by a non-nil fatalErr.
+		err = errors.New("the flag source gave up without a reason")
+	}
 	r.state = stateFatal
 	r.fatalErr = err
-	if open {
-		r.fatalDone = true
+	if r.initOpen {
 		close(r.fatal)
 		return
 	}

@@ -310,6 +310,34 @@ func TestFatalSource(t *testing.T) {
 			t.Fatalf("Init: %v", err)
 		}
 	})
+	t.Run("after Init gave up", func(t *testing.T) {
+		src := newFakeSource()
+		p, err := NewProvider(WithSource(src), WithDeadline(50*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Shutdown()
+		if err := p.Init(openfeature.EvaluationContext{}); err == nil {
+			t.Fatal("Init without flags succeeded")
+		}
+		src.sink(t).Fatal(nil)
+		ev := events{t: t, ch: p.EventChannel()}
+		if e := ev.next(); e.EventType != openfeature.ProviderError || e.ErrorCode != openfeature.ProviderFatalCode {
+			t.Fatalf("got %s %s, want ERROR PROVIDER_FATAL", e.EventType, e.ErrorCode)
+		}
+		// Init called again reports the source's end, and the run stays
+		// fatal: a late flag set is not taken.
+		err = p.Init(openfeature.EvaluationContext{})
+		var initErr *openfeature.ProviderInitError
+		if !errors.As(err, &initErr) || initErr.ErrorCode != openfeature.ProviderFatalCode {
+			t.Fatalf("Init again: %v", err)
+		}
+		src.sink(t).Update(update(flagsV1))
+		ev.none(50 * time.Millisecond)
+		if v := p.StringEvaluation(context.Background(), "color", "?", nil); v.ResolutionDetail().ErrorCode != openfeature.ProviderNotReadyCode {
+			t.Errorf("flags taken after a fatal error: %+v", v)
+		}
+	})
 	t.Run("after Init", func(t *testing.T) {
 		_, src, ev := started(t)
 		src.sink(t).Fatal(errors.New("permission denied"))
