@@ -23,8 +23,8 @@
 //	go test -race -v -run 'TestConformance/in-process/v2' ./e2e/
 //
 // The scenarios and flag files are read at test time from the directory
-// named by FLAGD_TESTBED_DIR, a checkout of
-// https://github.com/open-feature/flagd-testbed; without the variable, from
-// ../shared/flagd-testbed relative to the module root. When neither exists
-// the suite is skipped.
+// named by FLAGD_TESTBED_DIR (a relative path is taken from the module
+// root), a checkout of https://github.com/open-feature/flagd-testbed;
+// without the variable, from ../shared/flagd-testbed relative to the module
+// root. When neither exists the suite is skipped.
 package e2e

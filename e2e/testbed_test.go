@@ -46,15 +46,24 @@ type launchpadConfig struct {
 // findTestbed returns the testbed directory, skipping the test when there
 // is none. A FLAGD_TESTBED_DIR that names no testbed fails instead: a typo
 // must not quietly turn the conformance suite off.
+//
+// A relative FLAGD_TESTBED_DIR is taken from the module root, where
+// `go test ./...` and .ci/run are run: go test runs each package in its
+// own directory, from which the path as typed would name nothing.
 func findTestbed(t *testing.T) string {
 	t.Helper()
+	root, rootErr := moduleRoot()
 	if dir, ok := os.LookupEnv(testbedEnv); ok && dir != "" {
+		if !filepath.IsAbs(dir) && rootErr == nil {
+			dir = filepath.Join(root, dir)
+		}
 		if !isTestbed(dir) {
-			t.Fatalf("%s=%s: not a flagd-testbed checkout (no gherkin/ and flags/ in it)", testbedEnv, dir)
+			t.Fatalf("%s=%s: not a flagd-testbed checkout (no gherkin/, flags/ and launchpad/configs/ in %s)",
+				testbedEnv, os.Getenv(testbedEnv), dir)
 		}
 		return dir
 	}
-	if root, err := moduleRoot(); err == nil {
+	if rootErr == nil {
 		dir := filepath.Join(root, "..", "shared", "flagd-testbed")
 		if isTestbed(dir) {
 			return dir
