@@ -28,8 +28,11 @@ type evaluation struct {
 	details openfeature.EvaluationDetails
 }
 
-// flagValue reads a value of a flag of type typ as the scenarios write it.
-func flagValue(typ, raw string) (any, error) {
+// parseValue reads a flag value, or a context value, of the scenario's type
+// typ, with the Go type an application would use. Strings are taken
+// literally: the testbed's expected buckets for "A\u0000B" are those of the
+// backslash text.
+func parseValue(typ, raw string) (any, error) {
 	switch typ {
 	case "Boolean":
 		return strconv.ParseBool(raw)
@@ -46,11 +49,11 @@ func flagValue(typ, raw string) (any, error) {
 		}
 		return v, nil
 	}
-	return nil, fmt.Errorf("unknown flag type %q", typ)
+	return nil, fmt.Errorf("unknown value type %q", typ)
 }
 
 func (s *scenario) aFlag(typ, key, def string) error {
-	v, err := flagValue(typ, def)
+	v, err := parseValue(typ, def)
 	if err != nil {
 		return err
 	}
@@ -58,31 +61,8 @@ func (s *scenario) aFlag(typ, key, def string) error {
 	return nil
 }
 
-// contextValue reads a context value with the Go type an application would
-// pass for the scenario's type. Strings are taken literally: the testbed's
-// expected buckets for "A\u0000B" are those of the backslash text.
-func contextValue(typ, raw string) (any, error) {
-	switch typ {
-	case "String":
-		return raw, nil
-	case "Integer":
-		return strconv.ParseInt(raw, 10, 64)
-	case "Float":
-		return strconv.ParseFloat(raw, 64)
-	case "Boolean":
-		return strconv.ParseBool(raw)
-	case "Object":
-		var m map[string]any
-		if err := json.Unmarshal([]byte(raw), &m); err != nil {
-			return nil, fmt.Errorf("object value %q: %w", raw, err)
-		}
-		return m, nil
-	}
-	return nil, fmt.Errorf("unknown context value type %q", typ)
-}
-
 func (s *scenario) aContextKey(key, typ, raw string) error {
-	v, err := contextValue(typ, raw)
+	v, err := parseValue(typ, raw)
 	if err != nil {
 		return err
 	}
@@ -114,26 +94,25 @@ func (s *scenario) theFlagWasEvaluated() error {
 	defer cancel()
 	ec := openfeature.NewEvaluationContext(s.tkey, s.attrs)
 	c := s.client
-	// The error repeats the details' error code, which is what scenarios
-	// check.
 	switch f.typ {
 	case "Boolean":
-		d, _ := c.BooleanValueDetails(ctx, f.key, f.def.(bool), ec)
-		s.result = &evaluation{value: d.Value, details: d.EvaluationDetails}
+		s.result = resultOf(c.BooleanValueDetails(ctx, f.key, f.def.(bool), ec))
 	case "String":
-		d, _ := c.StringValueDetails(ctx, f.key, f.def.(string), ec)
-		s.result = &evaluation{value: d.Value, details: d.EvaluationDetails}
+		s.result = resultOf(c.StringValueDetails(ctx, f.key, f.def.(string), ec))
 	case "Integer":
-		d, _ := c.IntValueDetails(ctx, f.key, f.def.(int64), ec)
-		s.result = &evaluation{value: d.Value, details: d.EvaluationDetails}
+		s.result = resultOf(c.IntValueDetails(ctx, f.key, f.def.(int64), ec))
 	case "Float":
-		d, _ := c.FloatValueDetails(ctx, f.key, f.def.(float64), ec)
-		s.result = &evaluation{value: d.Value, details: d.EvaluationDetails}
+		s.result = resultOf(c.FloatValueDetails(ctx, f.key, f.def.(float64), ec))
 	case "Object":
-		d, _ := c.ObjectValueDetails(ctx, f.key, f.def, ec)
-		s.result = &evaluation{value: d.Value, details: d.EvaluationDetails}
+		s.result = resultOf(c.ObjectValueDetails(ctx, f.key, f.def, ec))
 	}
 	return nil
+}
+
+// resultOf keeps a typed evaluation's answer. The error only repeats the
+// details' error code, which is what the scenarios check.
+func resultOf[T any](d openfeature.GenericEvaluationDetails[T], _ error) *evaluation {
+	return &evaluation{value: d.Value, details: d.EvaluationDetails}
 }
 
 func (s *scenario) evaluated() (*evaluation, error) {
@@ -148,7 +127,7 @@ func (s *scenario) theValueShouldBe(raw string) error {
 	if err != nil {
 		return err
 	}
-	want, err := flagValue(s.flag.typ, raw)
+	want, err := parseValue(s.flag.typ, raw)
 	if err != nil {
 		return err
 	}
@@ -170,34 +149,25 @@ func (s *scenario) theValueShouldBe(raw string) error {
 }
 
 func (s *scenario) theReasonShouldBe(reason string) error {
-	r, err := s.evaluated()
-	if err != nil {
-		return err
-	}
-	if string(r.details.Reason) != reason {
-		return fmt.Errorf("reason %s, want %s (%s)", r.details.Reason, reason, describe(r.details))
-	}
-	return nil
+	return s.detailShouldBe("reason", reason, func(d openfeature.EvaluationDetails) string { return string(d.Reason) })
 }
 
 func (s *scenario) theErrorCodeShouldBe(code string) error {
-	r, err := s.evaluated()
-	if err != nil {
-		return err
-	}
-	if string(r.details.ErrorCode) != code {
-		return fmt.Errorf("error code %q, want %q (%s)", r.details.ErrorCode, code, describe(r.details))
-	}
-	return nil
+	return s.detailShouldBe("error code", code, func(d openfeature.EvaluationDetails) string { return string(d.ErrorCode) })
 }
 
 func (s *scenario) theVariantShouldBe(variant string) error {
+	return s.detailShouldBe("variant", variant, func(d openfeature.EvaluationDetails) string { return d.Variant })
+}
+
+// detailShouldBe checks one field of the evaluation's details.
+func (s *scenario) detailShouldBe(what, want string, field func(openfeature.EvaluationDetails) string) error {
 	r, err := s.evaluated()
 	if err != nil {
 		return err
 	}
-	if r.details.Variant != variant {
-		return fmt.Errorf("variant %q, want %q (%s)", r.details.Variant, variant, describe(r.details))
+	if got := field(r.details); got != want {
+		return fmt.Errorf("%s %q, want %q (%s)", what, got, want, describe(r.details))
 	}
 	return nil
 }
