@@ -11,9 +11,11 @@ import (
 	"github.com/flagsnap/flagsnap"
 )
 
-// setting is one "an option ... of type ... with value ..." step.
+// setting is one "an option ... of type ... with value ..." step, its value
+// read as the option's type.
 type setting struct {
-	name, typ, raw string
+	name  string
+	value any
 }
 
 // optionDef ties an option of flagd's provider configuration table to
@@ -28,13 +30,14 @@ type optionDef struct {
 }
 
 type optionContext struct {
-	others map[string]any // the scenario's last value of each option
-	base   func() flagsnap.Config
+	others map[string]any  // the scenario's last value of each option
+	base   flagsnap.Config // what the environment alone gives
 }
 
-func (o optionContext) duration(name string, unit time.Duration, fallback time.Duration) time.Duration {
+// millis is the scenario's value of a *Ms option, or fallback.
+func (o optionContext) millis(name string, fallback time.Duration) time.Duration {
 	if v, ok := o.others[name].(int64); ok {
-		return time.Duration(v) * unit
+		return time.Duration(v) * time.Millisecond
 	}
 	return fallback
 }
@@ -77,14 +80,14 @@ var optionDefs = map[string]optionDef{
 	"tls": {typ: "Boolean",
 		apply: func(v any, o optionContext) ([]flagsnap.Option, error) {
 			if !v.(bool) {
-				if o.base().TLS {
+				if o.base.TLS {
 					return nil, errors.New("flagsnap has no option to turn off TLS that the environment turned on")
 				}
 				return nil, nil
 			}
 			ca, ok := o.others["certPath"].(string)
 			if !ok {
-				ca = o.base().CertPath
+				ca = o.base.CertPath
 			}
 			return []flagsnap.Option{flagsnap.WithTLS(ca)}, nil
 		},
@@ -95,12 +98,12 @@ var optionDefs = map[string]optionDef{
 	"retryBackoffMs": {typ: "Integer",
 		apply: func(v any, o optionContext) ([]flagsnap.Option, error) {
 			return []flagsnap.Option{flagsnap.WithRetryBackoff(time.Duration(v.(int64))*time.Millisecond,
-				o.duration("retryBackoffMaxMs", time.Millisecond, o.base().RetryBackoffMax))}, nil
+				o.millis("retryBackoffMaxMs", o.base.RetryBackoffMax))}, nil
 		},
 		get: func(c flagsnap.Config) any { return int64(c.RetryBackoff / time.Millisecond) }},
 	"retryBackoffMaxMs": {typ: "Integer",
 		apply: func(v any, o optionContext) ([]flagsnap.Option, error) {
-			return []flagsnap.Option{flagsnap.WithRetryBackoff(o.duration("retryBackoffMs", time.Millisecond, o.base().RetryBackoff),
+			return []flagsnap.Option{flagsnap.WithRetryBackoff(o.millis("retryBackoffMs", o.base.RetryBackoff),
 				time.Duration(v.(int64))*time.Millisecond)}, nil
 		},
 		get: func(c flagsnap.Config) any { return int64(c.RetryBackoffMax / time.Millisecond) }},
@@ -186,10 +189,11 @@ func (s *scenario) anOption(name, typ, raw string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := typedValue(def.typ, raw); err != nil {
+	v, err := typedValue(def.typ, raw)
+	if err != nil {
 		return fmt.Errorf("option %q: %w", name, err)
 	}
-	s.settings = append(s.settings, setting{name: name, typ: typ, raw: raw})
+	s.settings = append(s.settings, setting{name: name, value: v})
 	return nil
 }
 
@@ -201,45 +205,28 @@ func (s *scenario) anEnvironmentVariable(name, value string) error {
 // scenario's order. port replaces "<port>" in a target URI, the way the
 // testbed's scenarios name the server's port.
 func (s *scenario) options(port int) ([]flagsnap.Option, error) {
-	others := map[string]any{}
-	for _, st := range s.settings {
-		v, err := typedValue(st.typ, st.raw)
-		if err != nil {
-			return nil, err
+	// If the environment alone does not make a valid configuration,
+	// flagd's defaults stand in for it.
+	base, err := flagsnap.NewConfig()
+	if err != nil {
+		base = flagsnap.Config{
+			RetryBackoff:    flagsnap.DefaultRetryBackoff,
+			RetryBackoffMax: flagsnap.DefaultRetryBackoffMax,
 		}
-		others[st.name] = v
 	}
-	var base *flagsnap.Config
-	ctx := optionContext{
-		others: others,
-		base: func() flagsnap.Config {
-			if base == nil {
-				// The environment alone; if it does not make a valid
-				// configuration, flagd's defaults stand in.
-				c, err := flagsnap.NewConfig()
-				if err != nil {
-					c = flagsnap.Config{
-						RetryBackoff:    flagsnap.DefaultRetryBackoff,
-						RetryBackoffMax: flagsnap.DefaultRetryBackoffMax,
-					}
-				}
-				base = &c
-			}
-			return *base
-		},
+	ctx := optionContext{others: map[string]any{}, base: base}
+	for _, st := range s.settings {
+		ctx.others[st.name] = st.value
 	}
+
 	var opts []flagsnap.Option
 	for _, st := range s.settings {
-		raw := st.raw
-		if strings.Contains(raw, "<port>") {
+		v := st.value
+		if str, ok := v.(string); ok && strings.Contains(str, "<port>") {
 			if port == 0 {
 				return nil, fmt.Errorf("option %q names the server's port, and there is no TCP server", st.name)
 			}
-			raw = strings.ReplaceAll(raw, "<port>", strconv.Itoa(port))
-		}
-		v, err := typedValue(st.typ, raw)
-		if err != nil {
-			return nil, err
+			v = strings.ReplaceAll(str, "<port>", strconv.Itoa(port))
 		}
 		o, err := optionDefs[st.name].apply(v, ctx)
 		if err != nil {

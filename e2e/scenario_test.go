@@ -335,7 +335,7 @@ func (s *scenario) selector() string {
 	sel := ""
 	for _, st := range s.settings {
 		if st.name == "selector" {
-			sel = st.raw
+			sel = st.value.(string)
 		}
 	}
 	return sel
