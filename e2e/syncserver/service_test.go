@@ -1,0 +1,32 @@
+package syncserver
+
+import (
+	"slices"
+	"testing"
+)
+
+// A stream that is not read must not queue every set it missed: only the
+// latest set between two raw payloads is kept, and every raw payload is.
+func TestPushReplacesUnsentSets(t *testing.T) {
+	sub := &subscriber{wake: make(chan struct{}, 1)}
+	for _, m := range []message{
+		{payload: "set1"},
+		{payload: "set2"},
+		{payload: "raw1", raw: true},
+		{payload: "raw2", raw: true},
+		{payload: "set3"},
+		{payload: "set4"},
+	} {
+		sub.push(m)
+	}
+	var got []string
+	for _, m := range sub.queue {
+		got = append(got, m.payload)
+	}
+	if want := []string{"set2", "raw1", "raw2", "set4"}; !slices.Equal(got, want) {
+		t.Errorf("queue = %q, want %q", got, want)
+	}
+	if len(sub.wake) != 1 {
+		t.Errorf("%d wake-ups pending, want 1", len(sub.wake))
+	}
+}
