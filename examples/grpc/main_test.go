@@ -5,7 +5,15 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"go.uber.org/goleak"
 )
+
+// run shuts OpenFeature down and closes what it started; nothing may be
+// left running once it returns.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
 
 func TestRunOnce(t *testing.T) {
 	var out bytes.Buffer
