@@ -11,7 +11,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -97,8 +96,6 @@ func defaultFlagFile() string {
 	for _, p := range []string{"examples/file/flags.json", "flags.json"} {
 		if _, err := os.Stat(p); err == nil {
 			return p
-		} else if !errors.Is(err, os.ErrNotExist) {
-			break
 		}
 	}
 	return "flags.json"
