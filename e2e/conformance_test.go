@@ -86,7 +86,6 @@ type suiteRun struct {
 	mu       stdsync.Mutex
 	outcomes []*outcome
 	elapsed  time.Duration
-	status   int
 }
 
 func (r *suiteRun) name() string { return string(r.mode) + "/" + r.version.String() }
@@ -217,7 +216,7 @@ func (r *suiteRun) execute(t *testing.T) {
 		},
 	}
 	start := time.Now()
-	r.status = suite.Run()
+	status := suite.Run()
 	r.elapsed = time.Since(start)
 
 	p, f, s := r.counts()
@@ -226,8 +225,8 @@ func (r *suiteRun) execute(t *testing.T) {
 	switch {
 	case p+f+s == 0:
 		t.Errorf("no scenario matched %q", r.tags)
-	case r.status != 0 || f > 0:
-		t.Errorf("godog status %d, %d scenarios failed:\n%s", r.status, f, out.String())
+	case status != 0 || f > 0:
+		t.Errorf("godog status %d, %d scenarios failed:\n%s", status, f, out.String())
 	}
 }
 
