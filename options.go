@@ -262,7 +262,9 @@ func WithFilePollInterval(d time.Duration) Option {
 }
 
 // WithSource reads the flags from any implementation of sync.Source,
-// whatever the resolver.
+// whatever the resolver. The provider runs the source once: after Shutdown,
+// Init fails with PROVIDER_FATAL, where the file and gRPC sources are built
+// anew for every Init.
 func WithSource(s sync.Source) Option {
 	return func(c *config) {
 		if s == nil {

@@ -32,8 +32,11 @@ type Provider struct {
 	snap       atomic.Pointer[evaluator.FlagSet]
 	events     *emitter
 
-	mu  stdsync.Mutex // guards run across Init and Shutdown
+	mu  stdsync.Mutex // guards run and sourceRan across Init and Shutdown
 	run *run
+	// sourceRan is set once a source given with WithSource has been
+	// started: a Source runs at most once, so it cannot serve a second Init.
+	sourceRan bool
 }
 
 var (
@@ -113,6 +116,12 @@ func (p *Provider) InitWithContext(ctx context.Context, _ openfeature.Evaluation
 	r := p.run
 	if r == nil {
 		src, err := p.newSource()
+		if err == nil && p.cfg.source != nil {
+			if p.sourceRan {
+				err = errors.New("flagsnap: the source given with WithSource has already run, and a source runs once: build a new provider to start again")
+			}
+			p.sourceRan = true
+		}
 		if err != nil {
 			p.mu.Unlock()
 			return &openfeature.ProviderInitError{ErrorCode: openfeature.ProviderFatalCode, Message: err.Error()}
@@ -243,8 +252,9 @@ func (p *Provider) start(src sync.Source) *run {
 	}()
 	go func() {
 		defer r.wg.Done()
+		// A source that stops by itself has given up, whether or not it
+		// said so with Fatal first; Fatal reports it once either way.
 		if err := src.Run(ctx, (*sink)(r)); err != nil && ctx.Err() == nil {
-			p.cfg.logger.Error("flag source stopped", slog.String("error", err.Error()))
 			(*sink)(r).Fatal(err)
 		}
 	}()
@@ -476,12 +486,12 @@ func (s *sink) Lost(err error) {
 
 func (s *sink) Fatal(err error) {
 	r := (*run)(s)
-	r.p.cfg.logger.Error("flag source failed for good", slog.String("error", errText(err)))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state == stateFatal {
 		return
 	}
+	r.p.cfg.logger.Error("flag source failed for good", slog.String("error", errText(err)))
 	if err == nil {
 		// Init and giveUpInit tell a fatal source by a non-nil fatalErr.
 		err = errors.New("the flag source gave up without a reason")

@@ -1,13 +1,16 @@
 package flagsnap
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
 	stdsync "sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,6 +37,8 @@ func TestMain(m *testing.M) {
 type fakeSource struct {
 	sinks   chan sync.Sink
 	stopped chan struct{}
+	runs    atomic.Int32
+	stop    stdsync.Once
 }
 
 func newFakeSource() *fakeSource {
@@ -41,9 +46,15 @@ func newFakeSource() *fakeSource {
 }
 
 func (f *fakeSource) Run(ctx context.Context, s sync.Sink) error {
-	f.sinks <- s
+	f.runs.Add(1)
+	// A provider that wrongly ran the source twice must fail the test, not
+	// hang it: the first sink may still sit in the buffer.
+	select {
+	case f.sinks <- s:
+	case <-ctx.Done():
+	}
 	<-ctx.Done()
-	close(f.stopped)
+	f.stop.Do(func() { close(f.stopped) })
 	return nil
 }
 
@@ -347,6 +358,67 @@ func TestFatalSource(t *testing.T) {
 		src.sink(t).Update(update(flagsV2)) // ignored after a fatal error
 		ev.none(50 * time.Millisecond)
 	})
+}
+
+// quitter reports Fatal and then returns an error as well, which a source
+// is free to do.
+type quitter struct{}
+
+func (quitter) Run(_ context.Context, s sync.Sink) error {
+	err := errors.New("refused")
+	s.Fatal(err)
+	return err
+}
+
+// syncBuffer is a log destination the provider's goroutines may write to
+// while the test reads it.
+type syncBuffer struct {
+	mu  stdsync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestFatalAndErrorFromOneSourceReportOnce(t *testing.T) {
+	var logs syncBuffer
+	p, err := NewProvider(WithSource(quitter{}), WithDeadline(5*time.Second),
+		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown()
+	var initErr *openfeature.ProviderInitError
+	if err := p.Init(openfeature.EvaluationContext{}); !errors.As(err, &initErr) || initErr.ErrorCode != openfeature.ProviderFatalCode {
+		t.Fatalf("Init: %v", err)
+	}
+	// Shutdown waits for Run to return, so its own error has been handled.
+	p.Shutdown()
+	if n := strings.Count(logs.String(), "refused"); n != 1 {
+		t.Errorf("the source's end is logged %d times, want once:\n%s", n, logs.String())
+	}
+}
+
+func TestSourceGivenWithSourceRunsOnce(t *testing.T) {
+	p, src, _ := started(t)
+	p.Shutdown()
+	err := p.Init(openfeature.EvaluationContext{})
+	var initErr *openfeature.ProviderInitError
+	if !errors.As(err, &initErr) || initErr.ErrorCode != openfeature.ProviderFatalCode || !strings.Contains(initErr.Message, "already run") {
+		t.Fatalf("Init after Shutdown: %v", err)
+	}
+	if n := src.runs.Load(); n != 1 {
+		t.Errorf("the source ran %d times, want once", n)
+	}
 }
 
 func TestShutdownStopsEverythingAndIsIdempotent(t *testing.T) {
