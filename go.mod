@@ -33,4 +33,6 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 )
 
+// go-sdk asks for godog v0.16.0, whose gherkin dependency the module proxy
+// does not serve; v0.15.1 has the same API the conformance suite uses.
 replace github.com/cucumber/godog => github.com/cucumber/godog v0.15.1
