@@ -230,8 +230,10 @@ func flagDefinitions(top map[string]any) ([]flagDef, error) {
 }
 
 // metadata keeps the string, number and boolean entries of a metadata
-// object; whole numbers become int64 and others float64, so that the
-// OpenFeature accessors GetInt and GetFloat both work.
+// object. A number written as an integer (10) becomes int64 and any other
+// spelling (10.5, 10.0, 1e3) float64: OpenFeature's GetInt and GetFloat each
+// accept only their own type, and the spelling is the one sign of which the
+// author meant.
 func (l *loader) metadata(flag string, raw any) map[string]any {
 	if raw == nil {
 		return nil

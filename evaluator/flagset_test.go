@@ -233,6 +233,32 @@ func TestMetadata(t *testing.T) {
 	}
 }
 
+// TestMetadataNumberSpelling pins that a metadata number keeps the type its
+// spelling asks for, since OpenFeature's GetInt and GetFloat each accept only
+// their own type.
+func TestMetadataNumberSpelling(t *testing.T) {
+	for _, tc := range []struct {
+		json string
+		want any
+	}{
+		{"10", int64(10)},
+		{"-3", int64(-3)},
+		{"0", int64(0)},
+		{"9223372036854775807", int64(9223372036854775807)},
+		{"9223372036854775808", 9223372036854775808.0},
+		{"10.0", 10.0},
+		{"1e3", 1000.0},
+		{"2.5", 2.5},
+		{"-0.0", 0.0},
+	} {
+		set := mustLoad(t, `{"metadata": {"n": `+tc.json+`}, "flags": {}}`)
+		got, ok := set.Metadata()["n"]
+		if !ok || got != tc.want {
+			t.Errorf("%s: metadata %T %v, want %T %v", tc.json, got, got, tc.want, tc.want)
+		}
+	}
+}
+
 func TestChanges(t *testing.T) {
 	base := `{"$evaluators": {"e": {"==": [1, 1]}}, "metadata": {"m": 1}, "flags": {
 	  "a": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on", "targeting": {"if": [{"$ref": "e"}, "off"]}},
