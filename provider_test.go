@@ -1,11 +1,9 @@
 package flagsnap
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -17,6 +15,7 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 	"go.uber.org/goleak"
 
+	"github.com/flagsnap/flagsnap/internal/logtest"
 	"github.com/flagsnap/flagsnap/sync"
 )
 
@@ -370,29 +369,9 @@ func (quitter) Run(_ context.Context, s sync.Sink) error {
 	return err
 }
 
-// syncBuffer is a log destination the provider's goroutines may write to
-// while the test reads it.
-type syncBuffer struct {
-	mu  stdsync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestFatalAndErrorFromOneSourceReportOnce(t *testing.T) {
-	var logs syncBuffer
-	p, err := NewProvider(WithSource(quitter{}), WithDeadline(5*time.Second),
-		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	var logs logtest.Buffer
+	p, err := NewProvider(WithSource(quitter{}), WithDeadline(5*time.Second), WithLogger(logs.Logger()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +382,7 @@ func TestFatalAndErrorFromOneSourceReportOnce(t *testing.T) {
 	}
 	// Shutdown waits for Run to return, so its own error has been handled.
 	p.Shutdown()
-	if n := strings.Count(logs.String(), "refused"); n != 1 {
+	if n := logs.Count("refused"); n != 1 {
 		t.Errorf("the source's end is logged %d times, want once:\n%s", n, logs.String())
 	}
 }

@@ -1,16 +1,13 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	stdsync "sync"
 	"time"
 
 	"github.com/cucumber/godog"
@@ -19,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/flagsnap/flagsnap"
+	"github.com/flagsnap/flagsnap/internal/logtest"
 )
 
 // Provider settings for every scenario. The testbed's lifecycle scenarios
@@ -75,7 +73,7 @@ type scenario struct {
 	client   *openfeature.Client
 	provided bool
 	lp       *launchpad
-	logs     *lockedBuffer
+	logs     *logtest.Buffer
 
 	flag   *flagRequest
 	attrs  map[string]any
@@ -97,7 +95,7 @@ func newScenario(run *suiteRun) *scenario {
 		client: api.NewClient(),
 		attrs:  map[string]any{},
 		events: newEventLog(),
-		logs:   &lockedBuffer{},
+		logs:   &logtest.Buffer{},
 	}
 }
 
@@ -249,7 +247,7 @@ func (s *scenario) aFlagdProvider(name string) error {
 		flagsnap.WithFractionalVersion(s.run.version),
 		flagsnap.WithRetryGracePeriod(gracePeriod),
 		flagsnap.WithDeadline(initDeadline),
-		flagsnap.WithLogger(slog.New(slog.NewTextHandler(s.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
+		flagsnap.WithLogger(s.logs.Logger()),
 	}
 	port := 0
 	switch s.run.mode {
@@ -363,28 +361,4 @@ func (s *scenario) theFlagWasModified() error {
 		return errors.New("no server or flag file to change")
 	}
 	return s.lp.change()
-}
-
-// lockedBuffer collects the provider's log, written from its goroutines.
-type lockedBuffer struct {
-	mu  stdsync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) Len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Len()
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

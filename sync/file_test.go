@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flagsnap/flagsnap/internal/logtest"
 	"github.com/fsnotify/fsnotify"
 )
 
@@ -336,9 +337,9 @@ func TestFilePollingFallback(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "flags.json")
 	writeFile(t, path, v1)
 	const poll = 30 * time.Millisecond
-	var logs logBuffer
+	var logs logtest.Buffer
 	var attempts atomic.Int64
-	h := start(t, FileConfig{Path: path, PollInterval: poll, Logger: newTestLogger(&logs)}, func(f *File) {
+	h := start(t, FileConfig{Path: path, PollInterval: poll, Logger: logs.Logger()}, func(f *File) {
 		f.newWatcher = func() (*fsnotify.Watcher, error) {
 			attempts.Add(1)
 			return nil, errors.New("no watcher in this test")
@@ -357,7 +358,7 @@ func TestFilePollingFallback(t *testing.T) {
 	if n := attempts.Load(); n < 2 {
 		t.Errorf("watcher creation attempted %d times, want a retry at each poll", n)
 	}
-	if n := logs.count("level=WARN"); n != 1 {
+	if n := logs.Count("level=WARN"); n != 1 {
 		t.Errorf("logged %d warnings, want one for the missing watcher:\n%s", n, logs.String())
 	}
 }
@@ -367,8 +368,8 @@ func TestFilePollingFallback(t *testing.T) {
 func TestFileParentDirectoryMissing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "config")
 	path := filepath.Join(dir, "flags.json")
-	var logs logBuffer
-	h := start(t, FileConfig{Path: path, PollInterval: 10 * time.Millisecond, Logger: newTestLogger(&logs)}, nil)
+	var logs logtest.Buffer
+	h := start(t, FileConfig{Path: path, PollInterval: 10 * time.Millisecond, Logger: logs.Logger()}, nil)
 	if err := h.rec.waitLost(t); !errors.Is(err, ErrNotExist) {
 		t.Errorf("Lost(%v): want ErrNotExist", err)
 	}
@@ -378,8 +379,8 @@ func TestFileParentDirectoryMissing(t *testing.T) {
 	}
 	writeFile(t, path, v1)
 	h.rec.waitUpdate(t, v1)
-	logs.waitFor(t, `level=INFO msg="watching the flag file's directory"`, 1)
-	if n := logs.count(`level=WARN msg="cannot watch the flag file's directory`); n != 1 {
+	waitForLog(t, &logs, `level=INFO msg="watching the flag file's directory"`, 1)
+	if n := logs.Count(`level=WARN msg="cannot watch the flag file's directory`); n != 1 {
 		t.Errorf("warned %d times about the unwatchable directory, want once:\n%s", n, logs.String())
 	}
 }
@@ -393,8 +394,8 @@ func TestFileParentDirectoryReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, path, v1)
-	var logs logBuffer
-	h := start(t, FileConfig{Path: path, PollInterval: 10 * time.Millisecond, Logger: newTestLogger(&logs)}, nil)
+	var logs logtest.Buffer
+	h := start(t, FileConfig{Path: path, PollInterval: 10 * time.Millisecond, Logger: logs.Logger()}, nil)
 	h.rec.waitUpdate(t, v1)
 
 	if err := os.RemoveAll(dir); err != nil {
@@ -411,7 +412,7 @@ func TestFileParentDirectoryReplaced(t *testing.T) {
 	// The event telling that the old directory is gone may be handled
 	// after the poll that found the new file, so the new watch may
 	// follow the Update.
-	logs.waitFor(t, `msg="watching the flag file's directory"`, 2)
+	waitForLog(t, &logs, `msg="watching the flag file's directory"`, 2)
 }
 
 func TestFileIdenticalRewrite(t *testing.T) {
@@ -668,7 +669,7 @@ func TestLinkNames(t *testing.T) {
 func TestRelevant(t *testing.T) {
 	dir := t.TempDir()
 	r := &runner{
-		f:     &File{path: "flags.json", log: newTestLogger(&logBuffer{})},
+		f:     &File{path: "flags.json", log: new(logtest.Buffer).Logger()},
 		dir:   dir,
 		names: map[string]bool{"flags.json": true, "..data": true},
 	}

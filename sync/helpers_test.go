@@ -1,17 +1,16 @@
 package sync
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"slices"
-	"strings"
 	stdsync "sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/flagsnap/flagsnap/internal/logtest"
 )
 
 // waitTimeout bounds every wait; a passing wait takes milliseconds.
@@ -314,36 +313,10 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-// logBuffer collects log output from the goroutine running Run.
-type logBuffer struct {
-	mu  stdsync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *logBuffer) count(substr string) int {
-	return strings.Count(b.String(), substr)
-}
-
-// waitFor waits until substr has been logged at least n times.
-func (b *logBuffer) waitFor(t *testing.T, substr string, n int) {
+// waitForLog waits until substr has been logged at least n times.
+func waitForLog(t *testing.T, logs *logtest.Buffer, substr string, n int) {
 	t.Helper()
-	waitUntil(t, func() bool { return b.count(substr) >= n }, func() string {
-		return fmt.Sprintf("%d log lines with %s:\n%s", n, substr, b.String())
+	waitUntil(t, func() bool { return logs.Count(substr) >= n }, func() string {
+		return fmt.Sprintf("%d log lines with %s:\n%s", n, substr, logs.String())
 	})
-}
-
-func newTestLogger(b *logBuffer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
