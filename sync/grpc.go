@@ -412,8 +412,10 @@ type grpcRun struct {
 	log    *slog.Logger
 
 	everDelivered bool // some stream has delivered: fatal codes no longer are
-	lost          bool // Lost was reported and no stream has delivered since
-	failures      int  // failed attempts since the last delivery
+	// failures counts the failed attempts since a stream last delivered.
+	// The first of them reported Lost, so a delivery with failures > 0 is
+	// a recovery.
+	failures int
 }
 
 // streamEnd is how one stream finished.
@@ -430,9 +432,6 @@ func (r *grpcRun) loop(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if end.delivered {
-			r.failures = 0
-		}
 		if end.delivered && end.expired {
 			r.log.Debug("stream deadline reached, reopening")
 			// A deadline short enough to expire right after the first
@@ -448,8 +447,7 @@ func (r *grpcRun) loop(ctx context.Context) {
 			r.sink.Fatal(err)
 			return
 		}
-		if !r.lost {
-			r.lost = true
+		if r.failures == 0 {
 			r.log.Warn("sync stream lost", slog.Any("error", err))
 			r.sink.Lost(err)
 		} else {
@@ -530,12 +528,12 @@ func (r *grpcRun) stream(ctx context.Context) (end streamEnd) {
 		if !end.delivered {
 			end.delivered = true
 			r.everDelivered = true
-			if r.lost {
+			if r.failures > 0 {
 				r.log.Info("sync stream restored")
 			} else {
 				r.log.Debug("sync stream open")
 			}
-			r.lost = false
+			r.failures = 0
 		}
 		r.sink.Update(Update{
 			Flags:       []byte(msg.GetFlagConfiguration()),
