@@ -242,8 +242,9 @@ type runner struct {
 
 	delivered bool   // last holds content that went to the sink
 	last      []byte // the content last delivered
-	lost      bool
-	lostMsg   string // the message of the Lost reported for this loss
+	// lostMsg is the message of the Lost reported for the current loss,
+	// and empty while the file is not lost: a fileError's message never is.
+	lostMsg string
 }
 
 func (r *runner) run(ctx context.Context) error {
@@ -426,20 +427,20 @@ func (r *runner) settle(ctx context.Context, prev []byte) ([]byte, error) {
 
 // unchanged tells whether delivering data would tell the sink nothing new.
 func (r *runner) unchanged(data []byte) bool {
-	return r.delivered && !r.lost && bytes.Equal(data, r.last)
+	return r.delivered && r.lostMsg == "" && bytes.Equal(data, r.last)
 }
 
 // sameLoss tells whether err is the loss already reported. A different
 // failure (a deleted file that comes back unreadable) is reported again.
 func (r *runner) sameLoss(err error) bool {
-	return r.lost && err.Error() == r.lostMsg
+	return r.lostMsg != "" && err.Error() == r.lostMsg
 }
 
 func (r *runner) lose(err error) {
 	if r.sameLoss(err) {
 		return
 	}
-	r.lost, r.lostMsg = true, err.Error()
+	r.lostMsg = err.Error()
 	r.f.log.Warn("flag file lost", "path", r.f.path, "error", err)
 	r.sink.Lost(err)
 }
@@ -450,13 +451,12 @@ func (r *runner) deliver(data []byte) {
 	if r.unchanged(data) {
 		return
 	}
-	if r.lost {
+	if r.lostMsg != "" {
 		r.f.log.Info("flag file readable again", "path", r.f.path)
 	} else {
 		r.f.log.Debug("flag file changed", "path", r.f.path, "bytes", len(data))
 	}
-	r.delivered, r.last = true, data
-	r.lost, r.lostMsg = false, ""
+	r.delivered, r.last, r.lostMsg = true, data, ""
 	// The sink gets its own copy: last must stay what was read for the
 	// next comparison whatever the sink does with the slice.
 	r.sink.Update(Update{Flags: bytes.Clone(data), Origin: r.f.path})
