@@ -106,6 +106,31 @@ func TestFileSettleRejectsChangingContent(t *testing.T) {
 	}
 }
 
+// A check whose first read catches a write half-way, and whose settled
+// content turns out to be what was delivered already, tells the sink
+// nothing.
+func TestFileSettlesBackToDelivered(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "flags.json")
+	var n atomic.Int64
+	h := start(t, FileConfig{Path: path, PollInterval: 10 * time.Millisecond}, func(f *File) {
+		f.readFile = func(string) ([]byte, error) {
+			// Reads 1-2: the first check. Reads 3-5: the second check,
+			// which sees the partial content and then v1 twice.
+			if n.Add(1) == 3 {
+				return []byte("partial"), nil
+			}
+			return []byte(v1), nil
+		}
+	})
+	h.rec.waitUpdate(t, v1)
+	// The sink is called before the next read, so once the third check
+	// has begun, the second has said all it was going to.
+	h.waitReads(t, 6)
+	if got := updates(h.rec.snapshot()); len(got) != 1 {
+		t.Errorf("updates = %q, want v1 once", got)
+	}
+}
+
 // A file that never stops changing is neither delivered nor reported lost.
 func TestFileNeverSettles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "flags.json")
