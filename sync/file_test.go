@@ -246,6 +246,31 @@ func TestFileDeleteAndRecreate(t *testing.T) {
 	}
 }
 
+// A save that deletes the file and writes it anew leaves a moment with no
+// file; a check that falls into it looks again before calling the file
+// lost.
+func TestFileDeleteGapIsNotALoss(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "flags.json")
+	var n atomic.Int64
+	h := start(t, FileConfig{Path: path, PollInterval: 10 * time.Millisecond}, func(f *File) {
+		f.readFile = func(p string) ([]byte, error) {
+			// Reads 1-2: the first check. Read 3 falls into the gap;
+			// the file is back, changed, for the reads that follow.
+			switch i := n.Add(1); {
+			case i <= 2:
+				return []byte(v1), nil
+			case i == 3:
+				return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+			}
+			return []byte(v2), nil
+		}
+	})
+	calls := h.rec.waitUpdate(t, v2)
+	if got, want := updates(calls), []string{v1, v2}; !slices.Equal(got, want) || count(calls, "lost") != 0 {
+		t.Errorf("sink got %v, want the two updates and no Lost", calls)
+	}
+}
+
 func TestFileMissingAtStart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "flags.json")
 	h := start(t, FileConfig{Path: path, PollInterval: 10 * time.Millisecond}, nil)
