@@ -13,9 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"buf.build/gen/go/open-feature/flagd/grpc/go/flagd/sync/v1/syncv1grpc"
+	syncv1 "buf.build/gen/go/open-feature/flagd/protocolbuffers/go/flagd/sync/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/flagsnap/flagsnap/e2e/syncserver"
 )
@@ -437,6 +440,37 @@ func TestGRPCReconnectsAfterRestart(t *testing.T) {
 	h.rec.waitLatestUpdate(t, docB)
 	if n := count(h.rec.snapshot(), "lost"); n != 2 {
 		t.Errorf("got %d Lost for two outages, want 2", n)
+	}
+}
+
+// endingServer sends one flag set on every SyncFlags stream and then ends
+// the stream cleanly, as a server shutting down gracefully might.
+type endingServer struct {
+	syncv1grpc.UnimplementedFlagSyncServiceServer
+}
+
+func (endingServer) SyncFlags(_ *syncv1.SyncFlagsRequest, stream grpc.ServerStreamingServer[syncv1.SyncFlagsResponse]) error {
+	return stream.Send(syncv1.SyncFlagsResponse_builder{FlagConfiguration: docA, SyncContext: &structpb.Struct{}}.Build())
+}
+
+// A stream the server ends cleanly is a loss all the same, and its error
+// carries a status like any other broken stream.
+func TestGRPCStreamEndedByServer(t *testing.T) {
+	t.Parallel()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	syncv1grpc.RegisterFlagSyncServiceServer(srv, endingServer{})
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+
+	h := startGRPC(t, GRPCConfig{TargetURI: "passthrough:///" + lis.Addr().String()})
+	h.rec.waitUpdate(t, docA)
+	lost := h.rec.waitLost(t)
+	if code := status.Code(lost); code != codes.Unavailable {
+		t.Errorf("Lost(%v): code %v, want Unavailable", lost, code)
 	}
 }
 
