@@ -208,7 +208,7 @@ type run struct {
 	kick   chan struct{} // wakes the supervisor after a state change
 
 	ready    chan struct{} // closed once flags are served: see markReady
-	fatal    chan struct{} // closed by a fatal source error while Init waits
+	fatal    chan struct{} // closed once the source has given up
 	fatalErr error         // the source's last word; set once, under mu
 
 	mu        stdsync.Mutex
@@ -498,9 +498,11 @@ func (s *sink) Fatal(err error) {
 	}
 	r.state = stateFatal
 	r.fatalErr = err
+	// Closing fatal ends the wait of any Init, the first or one called
+	// again after the first gave up, as markReady does for flags.
+	close(r.fatal)
 	if r.initOpen {
-		close(r.fatal)
-		return
+		return // Init reports it
 	}
 	r.emit(openfeature.ProviderError, "flag source failed: "+errText(err), nil, openfeature.ProviderFatalCode)
 	r.wake()

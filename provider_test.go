@@ -359,6 +359,32 @@ func TestFatalSource(t *testing.T) {
 	})
 }
 
+func TestInitAgainAfterTheSourceGaveUp(t *testing.T) {
+	src := newFakeSource()
+	p, err := NewProvider(WithSource(src), WithDeadline(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := p.InitWithContext(ctx, openfeature.EvaluationContext{}); err == nil {
+		t.Fatal("Init without flags succeeded")
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Init(openfeature.EvaluationContext{}) }()
+	src.sink(t).Fatal(errors.New("permission denied"))
+	select {
+	case err := <-done:
+		var initErr *openfeature.ProviderInitError
+		if !errors.As(err, &initErr) || initErr.ErrorCode != openfeature.ProviderFatalCode {
+			t.Fatalf("Init: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Init waits for its deadline after the source gave up")
+	}
+}
+
 // quitter reports Fatal and then returns an error as well, which a source
 // is free to do.
 type quitter struct{}
