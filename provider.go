@@ -213,7 +213,6 @@ type run struct {
 
 	mu        stdsync.Mutex
 	state     state
-	initOpen  bool // Init is still waiting: it reports the first outcome
 	readyDone bool // ready is closed
 	lastErr   error
 
@@ -223,7 +222,7 @@ type run struct {
 type state uint8
 
 const (
-	stateStarting state = iota // no flags yet, Init waiting
+	stateStarting state = iota // no flags yet, Init waiting: it reports the first outcome
 	stateReady
 	stateStale     // source lost, within the grace period
 	stateError     // lost beyond the grace period, or a flag set was rejected
@@ -235,10 +234,9 @@ func (p *Provider) start(src sync.Source) *run {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &run{
 		p: p, ctx: ctx, cancel: cancel,
-		kick:     make(chan struct{}, 1),
-		ready:    make(chan struct{}),
-		fatal:    make(chan struct{}),
-		initOpen: true,
+		kick:  make(chan struct{}, 1),
+		ready: make(chan struct{}),
+		fatal: make(chan struct{}),
 	}
 	p.events.open()
 	r.wg.Add(3)
@@ -292,7 +290,6 @@ func (r *run) giveUpInit(cached *evaluator.FlagSet) error {
 	if r.fatalErr != nil {
 		return &openfeature.ProviderInitError{ErrorCode: openfeature.ProviderFatalCode, Message: r.fatalErr.Error()}
 	}
-	r.initOpen = false
 	if cached != nil {
 		r.p.snap.Store(cached)
 		r.markReady()
@@ -430,9 +427,8 @@ func (s *sink) Update(u sync.Update) {
 	r.lastErr = nil
 
 	switch {
-	case r.initOpen:
+	case r.state == stateStarting:
 		// Init returns nil and OpenFeature announces READY itself.
-		r.initOpen = false
 		r.markReady()
 	case r.state == stateReady:
 		if len(changes) > 0 {
@@ -460,7 +456,7 @@ func (r *run) rejected(origin string, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.lastErr = err
-	if r.initOpen || r.state == stateFatal {
+	if r.state == stateStarting || r.state == stateFatal {
 		return // Init reports it
 	}
 	r.state = stateError
@@ -496,12 +492,13 @@ func (s *sink) Fatal(err error) {
 		// Init and giveUpInit tell a fatal source by a non-nil fatalErr.
 		err = errors.New("the flag source gave up without a reason")
 	}
+	starting := r.state == stateStarting
 	r.state = stateFatal
 	r.fatalErr = err
 	// Closing fatal ends the wait of any Init, the first or one called
 	// again after the first gave up, as markReady does for flags.
 	close(r.fatal)
-	if r.initOpen {
+	if starting {
 		return // Init reports it
 	}
 	r.emit(openfeature.ProviderError, "flag source failed: "+errText(err), nil, openfeature.ProviderFatalCode)
