@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	stdsync "sync"
@@ -561,6 +562,39 @@ func TestEvaluationDetailsThroughOpenFeature(t *testing.T) {
 	if p.Metadata().Name != "flagsnap" {
 		t.Errorf("name %q", p.Metadata().Name)
 	}
+}
+
+func TestCachedFlagsAtInitGoStaleThenError(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "cache.json")
+	if err := writeCache(cache, update(flagsV1)); err != nil {
+		t.Fatal(err)
+	}
+	src := newFakeSource()
+	p, err := NewProvider(WithSource(src), WithCacheFile(cache), WithDeadline(50*time.Millisecond), WithRetryGracePeriod(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown()
+	ev := events{t: t, ch: p.EventChannel()}
+	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+		t.Fatalf("Init with a cache: %v", err)
+	}
+	returned := time.Now()
+	if v := color(p); v != "red" {
+		t.Fatalf("cached flags not served: color %q", v)
+	}
+	// OpenFeature's READY for Init comes first: STALE waits a moment.
+	if e := ev.next(); e.EventType != openfeature.ProviderStale || !strings.Contains(e.Message, "cached") {
+		t.Fatalf("got %s %q, want STALE", e.EventType, e.Message)
+	}
+	if d := time.Since(returned); d < initAnnounceDelay/2 {
+		t.Errorf("STALE %v after Init returned", d)
+	}
+	if e := ev.next(); e.EventType != openfeature.ProviderError || !strings.Contains(e.Message, "grace period") {
+		t.Fatalf("got %s %q, want ERROR", e.EventType, e.Message)
+	}
+	src.sink(t).Update(update(flagsV2))
+	ev.recovered("color", "limit", "old")
 }
 
 func TestShutdownEndsAWaitingInit(t *testing.T) {
