@@ -215,8 +215,6 @@ type run struct {
 	state     state
 	readyDone bool // ready is closed
 	lastErr   error
-
-	staleAfterInit bool // cached flags are served: STALE is due
 }
 
 type state uint8
@@ -295,9 +293,9 @@ func (r *run) giveUpInit(cached *evaluator.FlagSet) error {
 		r.markReady()
 		r.state = stateStale
 		// OpenFeature announces READY when Init returns; STALE must come
-		// after it, so the supervisor sends it a moment later.
-		r.staleAfterInit = true
-		r.wake()
+		// after it, so it is sent a moment later, and the grace period
+		// runs from then.
+		time.AfterFunc(initAnnounceDelay, r.announceCached)
 		return nil
 	}
 	r.state = stateInitError
@@ -310,6 +308,17 @@ func (r *run) giveUpInit(cached *evaluator.FlagSet) error {
 // initAnnounceDelay separates the READY that OpenFeature sends when Init
 // returns from the STALE that follows when cached flags are served.
 const initAnnounceDelay = 50 * time.Millisecond
+
+// announceCached reports the cached flags Init served, unless flags have
+// arrived or the run has ended since.
+func (r *run) announceCached() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state == stateStale {
+		r.emit(openfeature.ProviderStale, "serving cached flags: the source is unavailable: "+errText(r.lastErr), nil, "")
+		r.wake()
+	}
+}
 
 // supervise turns a lost source into ERROR once the grace period has
 // passed without a new flag set.
@@ -328,21 +337,7 @@ func (r *run) supervise() {
 		case <-r.kick:
 			r.mu.Lock()
 			stale := r.state == stateStale
-			announce := r.staleAfterInit
-			r.staleAfterInit = false
 			r.mu.Unlock()
-			if announce {
-				select {
-				case <-time.After(initAnnounceDelay):
-				case <-r.ctx.Done():
-					return
-				}
-				r.mu.Lock()
-				if r.state == stateStale {
-					r.emit(openfeature.ProviderStale, "serving cached flags: the source is unavailable: "+errText(r.lastErr), nil, "")
-				}
-				r.mu.Unlock()
-			}
 			switch {
 			case stale && timer == nil:
 				timer = time.NewTimer(r.p.cfg.RetryGracePeriod)
