@@ -474,7 +474,7 @@ func FromEnv() Option {
 // applyEnv reads every variable that is set; a value that does not parse
 // is an error naming the variable.
 func (c *config) applyEnv() {
-	if v, ok := lookupEnv(EnvResolver); ok {
+	if v, ok := os.LookupEnv(EnvResolver); ok {
 		r, err := ParseResolver(v)
 		if err != nil {
 			c.fail("%s: %v", EnvResolver, err)
@@ -496,7 +496,7 @@ func (c *config) applyEnv() {
 	envString(c, EnvSourceSelector, true, &c.Selector)
 	envString(c, EnvProviderID, true, &c.ProviderID)
 	envString(c, EnvCacheFile, false, &c.CacheFile)
-	if v, ok := lookupEnv(EnvTargetURI); ok {
+	if v, ok := os.LookupEnv(EnvTargetURI); ok {
 		if err := checkTargetURI(v); err != nil {
 			c.fail("%s: %v", EnvTargetURI, err)
 		} else {
@@ -509,7 +509,7 @@ func (c *config) applyEnv() {
 	if port, ok := envPort(c, EnvSyncPort); ok {
 		c.syncPort = port
 	}
-	if v, ok := lookupEnv(EnvTLS); ok {
+	if v, ok := os.LookupEnv(EnvTLS); ok {
 		b, err := strconv.ParseBool(strings.TrimSpace(v))
 		if err != nil {
 			c.fail("%s=%q is not true or false", EnvTLS, v)
@@ -517,10 +517,10 @@ func (c *config) applyEnv() {
 			c.TLS = b
 		}
 	}
-	if v, ok := lookupEnv(EnvFatalStatusCodes); ok {
+	if v, ok := os.LookupEnv(EnvFatalStatusCodes); ok {
 		c.FatalStatusCodes = splitList(v)
 	}
-	if v, ok := lookupEnv(EnvFractionalVersion); ok {
+	if v, ok := os.LookupEnv(EnvFractionalVersion); ok {
 		fv, err := fractional.ParseVersion(v)
 		if err != nil {
 			c.fail("%s: %v", EnvFractionalVersion, err)
@@ -531,7 +531,7 @@ func (c *config) applyEnv() {
 }
 
 func envPort(c *config, name string) (int, bool) {
-	v, ok := lookupEnv(name)
+	v, ok := os.LookupEnv(name)
 	if !ok {
 		return 0, false
 	}
@@ -546,7 +546,7 @@ func envPort(c *config, name string) (int, bool) {
 // envString reads a string variable; an empty value is an error unless
 // emptyOK.
 func envString(c *config, name string, emptyOK bool, dst *string) {
-	v, ok := lookupEnv(name)
+	v, ok := os.LookupEnv(name)
 	if !ok {
 		return
 	}
@@ -559,7 +559,7 @@ func envString(c *config, name string, emptyOK bool, dst *string) {
 
 // envDuration reads a whole number of units from the variable name.
 func envDuration(c *config, name string, unit time.Duration, zeroOK bool, dst *time.Duration) {
-	v, ok := lookupEnv(name)
+	v, ok := os.LookupEnv(name)
 	if !ok {
 		return
 	}
@@ -624,6 +624,3 @@ func statusCodes(names []string) ([]codes.Code, error) {
 	}
 	return out, nil
 }
-
-// lookupEnv is os.LookupEnv; tests use t.Setenv.
-var lookupEnv = os.LookupEnv
