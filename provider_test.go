@@ -444,6 +444,9 @@ func TestShutdownStopsEverythingAndIsIdempotent(t *testing.T) {
 	s.Update(update(flagsV2))
 	s.Lost(errors.New("late"))
 	ev.none(50 * time.Millisecond)
+	if c := color(p); c != "red" {
+		t.Errorf("flags taken after Shutdown: color %q", c)
+	}
 }
 
 func TestEnrichment(t *testing.T) {
