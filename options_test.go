@@ -209,8 +209,13 @@ func TestEnvironmentVariables(t *testing.T) {
 		t.Fatal(err)
 	}
 	want.CertPath = ""
-	if got := p.Config(); !sameConfig(got, want) {
+	got := p.Config()
+	if !sameConfig(got, want) {
 		t.Errorf("provider config %+v", got)
+	}
+	got.FatalStatusCodes[0] = "CHANGED"
+	if c := p.Config(); c.FatalStatusCodes[0] != "PERMISSION_DENIED" {
+		t.Errorf("Config shares its status codes with the provider: %v", c.FatalStatusCodes)
 	}
 }
 

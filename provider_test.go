@@ -559,8 +559,13 @@ func TestEvaluationDetailsThroughOpenFeature(t *testing.T) {
 			t.Errorf("%s: %+v %v, want %s", key, d, err, code)
 		}
 	}
-	if md := p.FlagSetMetadata(); md["team"] != "shop" {
+	md := p.FlagSetMetadata()
+	if md["team"] != "shop" {
 		t.Errorf("flag-set metadata %v", md)
+	}
+	md["team"] = "changed"
+	if md := p.FlagSetMetadata(); md["team"] != "shop" {
+		t.Errorf("FlagSetMetadata shares its map with the flag set: %v", md)
 	}
 	if p.Metadata().Name != "flagsnap" {
 		t.Errorf("name %q", p.Metadata().Name)
