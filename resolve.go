@@ -2,7 +2,7 @@ package flagsnap
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 
 	"github.com/open-feature/go-sdk/openfeature"
 
@@ -77,7 +77,10 @@ func detail(flag, variant string, reason evaluator.Reason, err *evaluator.Error,
 func resolutionError(flag string, err *evaluator.Error) openfeature.ResolutionError {
 	switch err.Code {
 	case evaluator.CodeFlagNotFound:
-		return openfeature.NewFlagNotFoundResolutionError(fmt.Sprintf("flag %q not found", flag))
+		// The evaluator's error is shared by every missing key; the
+		// message names this one, without fmt on a path callers may hit
+		// on every evaluation.
+		return openfeature.NewFlagNotFoundResolutionError("flag " + strconv.Quote(flag) + " not found")
 	case evaluator.CodeParseError:
 		return openfeature.NewParseErrorResolutionError(err.Error(), err)
 	case evaluator.CodeTypeMismatch:
