@@ -455,11 +455,13 @@ func TestEnrichment(t *testing.T) {
 	src := newFakeSource()
 	var seen []map[string]any
 	var mu stdsync.Mutex
+	// The enricher may hand out the same map every time.
+	appValues := map[string]any{"source": "app", "region": "eu"}
 	p, err := NewProvider(WithSource(src), WithContextEnricher(func(sc map[string]any) map[string]any {
 		mu.Lock()
 		seen = append(seen, sc)
 		mu.Unlock()
-		return map[string]any{"source": "app", "region": "eu"}
+		return appValues
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -491,6 +493,9 @@ func TestEnrichment(t *testing.T) {
 	defer mu.Unlock()
 	if len(seen) != 2 || seen[0] != nil || seen[1]["source"] != "sync" {
 		t.Errorf("the enricher saw %v", seen)
+	}
+	if appValues["source"] != "app" {
+		t.Errorf("the sync context was written into the enricher's map: %v", appValues)
 	}
 }
 
