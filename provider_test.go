@@ -543,7 +543,7 @@ func TestEvaluationDetailsThroughOpenFeature(t *testing.T) {
 	if err == nil || i.Value != 7 || i.ErrorCode != openfeature.TypeMismatchCode || i.Variant != "pi" {
 		t.Errorf("int of 3.14: %+v %v", i, err)
 	}
-	if f, err := client.FloatValueDetails(ctx, "num", 0, openfeature.EvaluationContext{}); err != nil || f.Value != 3.14 {
+	if f, err := client.FloatValueDetails(ctx, "num", 0, openfeature.EvaluationContext{}); err != nil || f.Value != 3.14 || f.Reason != openfeature.DefaultReason {
 		t.Errorf("float: %+v %v", f, err)
 	}
 	if o, err := client.ObjectValueDetails(ctx, "obj", nil, ec); err != nil || fmt.Sprint(o.Value) != "map[k:[1 2]]" {
