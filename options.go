@@ -474,14 +474,7 @@ func FromEnv() Option {
 // applyEnv reads every variable that is set; a value that does not parse
 // is an error naming the variable.
 func (c *config) applyEnv() {
-	if v, ok := os.LookupEnv(EnvResolver); ok {
-		r, err := ParseResolver(v)
-		if err != nil {
-			c.fail("%s: %v", EnvResolver, err)
-		} else {
-			c.Resolver = r
-		}
-	}
+	envParsed(c, EnvResolver, ParseResolver, &c.Resolver)
 	envString(c, EnvOfflineFlagSourcePath, false, &c.OfflineFlagSourcePath)
 	envDuration(c, EnvOfflinePollMs, time.Millisecond, false, &c.OfflinePollInterval)
 	envDuration(c, EnvDeadlineMs, time.Millisecond, false, &c.Deadline)
@@ -496,13 +489,7 @@ func (c *config) applyEnv() {
 	envString(c, EnvSourceSelector, true, &c.Selector)
 	envString(c, EnvProviderID, true, &c.ProviderID)
 	envString(c, EnvCacheFile, false, &c.CacheFile)
-	if v, ok := os.LookupEnv(EnvTargetURI); ok {
-		if err := checkTargetURI(v); err != nil {
-			c.fail("%s: %v", EnvTargetURI, err)
-		} else {
-			c.TargetURI = v
-		}
-	}
+	envParsed(c, EnvTargetURI, func(v string) (string, error) { return v, checkTargetURI(v) }, &c.TargetURI)
 	if port, ok := envPort(c, EnvPort); ok {
 		c.Port = port
 	}
@@ -520,14 +507,22 @@ func (c *config) applyEnv() {
 	if v, ok := os.LookupEnv(EnvFatalStatusCodes); ok {
 		c.FatalStatusCodes = splitList(v)
 	}
-	if v, ok := os.LookupEnv(EnvFractionalVersion); ok {
-		fv, err := fractional.ParseVersion(v)
-		if err != nil {
-			c.fail("%s: %v", EnvFractionalVersion, err)
-		} else {
-			c.FractionalVersion = fv
-		}
+	envParsed(c, EnvFractionalVersion, fractional.ParseVersion, &c.FractionalVersion)
+}
+
+// envParsed sets dst to the variable's value as parse reads it; parse's
+// error, if any, is reported under the variable's name.
+func envParsed[T any](c *config, name string, parse func(string) (T, error), dst *T) {
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		return
 	}
+	x, err := parse(v)
+	if err != nil {
+		c.fail("%s: %v", name, err)
+		return
+	}
+	*dst = x
 }
 
 func envPort(c *config, name string) (int, bool) {
