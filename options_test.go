@@ -290,3 +290,14 @@ func TestUnparsableVariablesNameTheVariable(t *testing.T) {
 		}
 	})
 }
+
+func TestStatusCodeNames(t *testing.T) {
+	got, err := statusCodes([]string{"permission_denied", " CANCELED ", "CANCELLED"})
+	want := []codes.Code{codes.PermissionDenied, codes.Canceled, codes.Canceled}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("got %v, %v; want %v", got, err, want)
+	}
+	if _, err := statusCodes([]string{"OK"}); err == nil {
+		t.Error("OK is taken as a fatal status")
+	}
+}
