@@ -405,16 +405,32 @@ func (s *sink) Update(u sync.Update) {
 		r.rejected(u.Origin, err)
 		return
 	}
+	changes, ok := r.accept(set, u.Origin)
+	if !ok {
+		return
+	}
+	p.cfg.logger.Debug("flags loaded", slog.String("origin", u.Origin), slog.Int("flags", set.Len()), slog.Int("changed", len(changes)))
+	// Written outside the run's lock: a slow disk must not hold up Init's
+	// deadline, Shutdown or the other reports.
+	if p.cfg.CacheFile != "" {
+		if err := writeCache(p.cfg.CacheFile, u); err != nil {
+			p.cfg.logger.Warn("flag cache not written", slog.String("path", p.cfg.CacheFile), slog.String("error", err.Error()))
+		}
+	}
+}
 
+// accept puts a compiled flag set in force and reports it, unless the run
+// has ended. It returns the keys of the flags that changed.
+func (r *run) accept(set *evaluator.FlagSet, origin string) (changes []string, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state == stateFatal {
-		return
+		return nil, false
 	}
 	// The new flags are compiled and in force before anyone hears of them.
-	old := p.snap.Swap(set)
+	old := r.p.snap.Swap(set)
 	added, removed, changed := set.Changes(old)
-	changes := slices.Concat(added, removed, changed)
+	changes = slices.Concat(added, removed, changed)
 	if old != nil && !reflect.DeepEqual(old.Enrichment(), set.Enrichment()) {
 		// Every flag may evaluate differently with other enrichment.
 		changes = unionKeys(old, set)
@@ -431,17 +447,12 @@ func (s *sink) Update(u sync.Update) {
 		}
 	default: // back from a loss, a rejected flag set or a failed Init
 		r.markReady()
-		r.emit(openfeature.ProviderReady, "flags loaded from "+u.Origin, nil, "")
-		r.emit(openfeature.ProviderConfigChange, "flags loaded from "+u.Origin, changes, "")
+		r.emit(openfeature.ProviderReady, "flags loaded from "+origin, nil, "")
+		r.emit(openfeature.ProviderConfigChange, "flags loaded from "+origin, changes, "")
 	}
 	r.state = stateReady
 	r.wake()
-	p.cfg.logger.Debug("flags loaded", slog.String("origin", u.Origin), slog.Int("flags", set.Len()), slog.Int("changed", len(changes)))
-	if p.cfg.CacheFile != "" {
-		if err := writeCache(p.cfg.CacheFile, u); err != nil {
-			p.cfg.logger.Warn("flag cache not written", slog.String("path", p.cfg.CacheFile), slog.String("error", err.Error()))
-		}
-	}
+	return changes, true
 }
 
 // rejected handles a flag set that does not parse: the flags in force stay,
