@@ -72,16 +72,22 @@ func callCtx(t *testing.T) context.Context {
 
 type syncStream = grpc.ServerStreamingClient[syncv1.SyncFlagsResponse]
 
-// openStream starts SyncFlags with the given provider id, selector field
-// and (when not empty) selector header.
-func openStream(t *testing.T, c syncv1grpc.FlagSyncServiceClient, providerID, selector, header string, opts ...grpc.CallOption) syncStream {
+// startSync calls SyncFlags with the given provider id, selector field and
+// (when not empty) selector header.
+func startSync(t *testing.T, c syncv1grpc.FlagSyncServiceClient, providerID, selector, header string) (syncStream, error) {
 	t.Helper()
 	ctx := callCtx(t)
 	if header != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, SelectorHeader, header)
 	}
 	req := syncv1.SyncFlagsRequest_builder{ProviderId: providerID, Selector: selector}.Build()
-	st, err := c.SyncFlags(ctx, req, opts...)
+	return c.SyncFlags(ctx, req)
+}
+
+// openStream is startSync for a call expected to succeed.
+func openStream(t *testing.T, c syncv1grpc.FlagSyncServiceClient, providerID, selector, header string) syncStream {
+	t.Helper()
+	st, err := startSync(t, c, providerID, selector, header)
 	if err != nil {
 		t.Fatalf("SyncFlags: %v", err)
 	}
@@ -107,7 +113,7 @@ func recvFlags(t *testing.T, st syncStream, want string) *syncv1.SyncFlagsRespon
 }
 
 // recvErr expects the stream to end with code.
-func recvErr(t *testing.T, st syncStream, code codes.Code) error {
+func recvErr(t *testing.T, st syncStream, code codes.Code) {
 	t.Helper()
 	resp, err := st.Recv()
 	if err == nil {
@@ -116,7 +122,6 @@ func recvErr(t *testing.T, st syncStream, code codes.Code) error {
 	if status.Code(err) != code {
 		t.Fatalf("Recv error = %v, want code %v", err, code)
 	}
-	return err
 }
 
 func waitStreams(t *testing.T, s *Server, n int) {
@@ -131,12 +136,7 @@ func waitStreams(t *testing.T, s *Server, n int) {
 // (an answer from the server).
 func syncFails(t *testing.T, c syncv1grpc.FlagSyncServiceClient, providerID, selector, header string, code codes.Code) error {
 	t.Helper()
-	ctx := callCtx(t)
-	if header != "" {
-		ctx = metadata.AppendToOutgoingContext(ctx, SelectorHeader, header)
-	}
-	req := syncv1.SyncFlagsRequest_builder{ProviderId: providerID, Selector: selector}.Build()
-	st, err := c.SyncFlags(ctx, req)
+	st, err := startSync(t, c, providerID, selector, header)
 	if err == nil {
 		var resp *syncv1.SyncFlagsResponse
 		if resp, err = st.Recv(); err == nil {
