@@ -122,17 +122,16 @@ func (s *scenario) eventDeadline() time.Time {
 }
 
 func (s *scenario) theHandlerShouldHaveRun(name string) error {
-	t, err := eventType(name)
-	if err != nil {
-		return err
-	}
-	if !s.hooked(t) {
-		return fmt.Errorf("no %s event handler was added", name)
-	}
-	return s.events.await(t, s.eventDeadline())
+	return s.awaitHandler(name, s.eventDeadline())
 }
 
 func (s *scenario) theHandlerShouldHaveRunWithin(name string, ms int) error {
+	return s.awaitHandler(name, time.Now().Add(time.Duration(ms)*time.Millisecond))
+}
+
+// awaitHandler waits for the scenario's handler for name, which an earlier
+// step must have added, to be called.
+func (s *scenario) awaitHandler(name string, deadline time.Time) error {
 	t, err := eventType(name)
 	if err != nil {
 		return err
@@ -140,7 +139,7 @@ func (s *scenario) theHandlerShouldHaveRunWithin(name string, ms int) error {
 	if !s.hooked(t) {
 		return fmt.Errorf("no %s event handler was added", name)
 	}
-	return s.events.await(t, time.Now().Add(time.Duration(ms)*time.Millisecond))
+	return s.events.await(t, deadline)
 }
 
 // anEventWasFired observes events through a handler as well; one is added
