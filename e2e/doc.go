@@ -10,10 +10,11 @@
 // (package syncserver) or writes it to a watched file, breaks and restores
 // the connection, and changes a flag, as the scenarios ask.
 //
-// Every scenario tagged @in-process or @file runs in six configurations:
-// the in-process (gRPC) and file modes, each with the fractional bucketing
-// versions v2, v3 and v1. Scenarios that only concern flagd's remote RPC
-// resolver, or its evaluation cache (@caching), are not selected. The test
+// The suite runs six times: in in-process (gRPC) mode, with the scenarios
+// tagged @in-process, and in file mode, with those tagged @file, each with
+// the fractional bucketing versions v2, v3 and v1. Scenarios that only
+// concern flagd's remote RPC resolver, or its evaluation cache (@caching),
+// are not selected. The test
 // log ends with a table of the scenarios passed, failed and skipped in each
 // configuration and the tag expression that selected them.
 //
