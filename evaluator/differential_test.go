@@ -1604,6 +1604,18 @@ func TestDifferentialRegressions(t *testing.T) {
 			flagd: "none",
 		},
 		{
+			name:  "a nil slice is null: default, compared",
+			rule:  `{"==": [{"var": ["groups", "none"]}, "none"]}`,
+			ctx:   map[string]any{"targetingKey": "u", "groups": []string(nil)},
+			flagd: true,
+		},
+		{
+			name:  "a nil slice is null: default, nested",
+			rule:  `{"var": ["user.groups", "none"]}`,
+			ctx:   map[string]any{"targetingKey": "u", "user": map[string]any{"groups": []any(nil)}},
+			flagd: "none",
+		},
+		{
 			name:  "a nil map is null",
 			rule:  `{"==": [{"var": "profile"}, null]}`,
 			ctx:   map[string]any{"targetingKey": "u", "profile": map[string]any(nil)},

@@ -69,12 +69,7 @@ func (e *env) rootGet(key string) value {
 	if key == flagdKey {
 		return value{k: kFlagd}
 	}
-	return e.attr(key)
-}
-
-// attr looks up a top-level key other than $flagd.
-func (e *env) attr(key string) value {
-	return fromAny(e.attrRaw(key))
+	return fromAny(e.attr(key))
 }
 
 // rootMap is the data as one map, for the rare rules that use all of it
@@ -186,14 +181,22 @@ func (e *env) walkRaw(x any, p *path, i int, def value) value {
 		}
 		x, _ = mapGet(m, p.parts[i])
 	}
-	if x == nil {
-		return def
-	}
-	return fromAny(x)
+	return orDefault(x, def)
 }
 
-// attrRaw is attr without the conversion.
-func (e *env) attrRaw(key string) any {
+// orDefault is what var answers for the context value x at the end of its
+// path: def when x is null once encoded as JSON (nil, but also a nil slice
+// or map, or a nil pointer), else x.
+func orDefault(x any, def value) value {
+	if v := fromAny(x); v.k != kNull {
+		return v
+	}
+	return def
+}
+
+// attr looks up a top-level key other than $flagd, as the caller's Go
+// value.
+func (e *env) attr(key string) any {
 	if e.fs.enrich != nil {
 		if v, ok := mapGet(e.fs.enrich, key); ok {
 			return v

@@ -36,12 +36,9 @@ func (e *env) eval(n *node) value {
 	if n.op == opVar && n.v.plain && e.cur.k == kRoot && len(e.scopes) == e.base {
 		// The most common node, a context attribute, before the dispatch.
 		if n.v.single {
-			if v := e.attr(n.v.path.parts[0]); v.k != kNull {
-				return v
-			}
-			return n.v.def
+			return orDefault(e.attr(n.v.path.parts[0]), n.v.def)
 		}
-		return e.walkRaw(e.attrRaw(n.v.path.parts[0]), &n.v.path, 1, n.v.def)
+		return e.walkRaw(e.attr(n.v.path.parts[0]), &n.v.path, 1, n.v.def)
 	}
 	switch n.op {
 	case opConst:

@@ -55,7 +55,7 @@ func (e *env) test(n *node) bool {
 func (e *env) binary(n *node) value {
 	a, b := n.args[0], n.args[1]
 	if b.op == opConst && a.op == opVar && a.v.single && e.cur.k == kRoot && len(e.scopes) == e.base {
-		x := e.attrRaw(a.v.path.parts[0])
+		x := e.attr(a.v.path.parts[0])
 		switch t := x.(type) {
 		case string:
 			if !validText(t) {
@@ -75,10 +75,8 @@ func (e *env) binary(n *node) value {
 			if c := b.lit; c.k == kNum && !c.goInt {
 				return boolVal(numberOp(n, float64(t), c.n))
 			}
-		case nil:
-			return e.binaryOf(n, a.v.def, b.lit)
 		}
-		return e.binaryOf(n, fromAny(x), b.lit)
+		return e.binaryOf(n, orDefault(x, a.v.def), b.lit)
 	}
 	return e.binaryOf(n, e.ev(a), e.ev(b))
 }
