@@ -6,8 +6,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/flagsnap/flagsnap/fractional"
 )
 
 // opcode names one operator of the targeting language.
@@ -142,8 +140,9 @@ func (n *node) argc() int {
 }
 
 // compiler turns a decoded rule into nodes, once, when a flag set loads.
+// What it builds does not depend on the fractional version: only
+// evaluation does.
 type compiler struct {
-	version    fractional.Version
 	usesLegacy bool
 }
 

@@ -419,7 +419,7 @@ func (l *loader) setRule(f *flag, targeting any) error {
 	if obj, ok := targeting.(map[string]any); ok && len(obj) == 0 {
 		return nil
 	}
-	c := compiler{version: l.cfg.version}
+	var c compiler
 	rule, err := c.compile(targeting, "targeting")
 	if err != nil {
 		return err
