@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -467,7 +466,7 @@ func looseNumber(v value) float64 {
 		}
 		return 0
 	case kStr:
-		if isBlank(v.str()) {
+		if strings.TrimSpace(v.str()) == "" {
 			return 0
 		}
 		// Out of range counts as not a number too: the reference engine
@@ -480,16 +479,6 @@ func looseNumber(v value) float64 {
 		return f
 	}
 	return math.NaN()
-}
-
-// isBlank matches strings.TrimSpace(s) == "" without building the string.
-func isBlank(s string) bool {
-	for _, r := range s {
-		if !unicode.IsSpace(r) {
-			return false
-		}
-	}
-	return true
 }
 
 // strictString is the reference engine's typing.ToString: numbers print in
