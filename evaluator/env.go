@@ -83,7 +83,7 @@ func (e *env) rootMap() map[string]any {
 		for k, v := range e.fs.enrich {
 			m[k] = v
 		}
-		m[flagdKey] = map[string]any{"flagKey": e.f.key, "timestamp": float64(e.timestamp())}
+		m[flagdKey] = e.toAny(value{k: kFlagd})
 		e.root = m
 	}
 	return e.root
