@@ -171,8 +171,7 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 		if def.problem != nil {
 			set.problems = append(set.problems, FlagProblem{Flag: def.key, Err: def.problem})
 			if !def.unnamed {
-				f := &flag{key: def.key, keyVal: strVal(def.key), defaultIdx: -1}
-				set.flags[def.key] = f.breakWith(def.problem)
+				set.flags[def.key] = newFlag(def.key).breakWith(def.problem)
 			}
 			continue
 		}
@@ -263,8 +262,13 @@ func (l *loader) metadata(flag string, raw any) map[string]any {
 	return out
 }
 
+// newFlag is a flag without variants yet.
+func newFlag(key string) *flag {
+	return &flag{key: key, keyVal: strVal(key), defaultIdx: -1}
+}
+
 func (l *loader) compileFlag(key string, raw any, setMeta map[string]any) *flag {
-	f := &flag{key: key, keyVal: strVal(key), defaultIdx: -1}
+	f := newFlag(key)
 	def, ok := raw.(map[string]any)
 	if !ok {
 		return f.breakWith(fmt.Errorf("definition is %s, not an object", jsonType(raw)))
