@@ -289,10 +289,11 @@ func (l *loader) compileFlag(key string, raw any, setMeta map[string]any) *flag 
 
 	targeting, refErr := l.resolveRefs(def["targeting"])
 	if refErr != nil {
-		f.fingerprint = fingerprint(def, def["targeting"], f.metadata)
-	} else {
-		f.fingerprint = fingerprint(def, targeting, f.metadata)
+		// The flag breaks below; its rule as written still tells changes
+		// apart.
+		targeting = def["targeting"]
 	}
+	f.fingerprint = fingerprint(def, targeting, f.metadata)
 	if err := f.setVariants(def["variants"]); err != nil {
 		return f.breakWith(err)
 	}
