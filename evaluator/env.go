@@ -33,6 +33,10 @@ type env struct {
 	base   int // scopes below base are hidden from the current evaluation
 }
 
+// atRoot reports whether a var reads the caller's data as it is: the
+// current data is the root and no enclosing scope can stand in for it.
+func (e *env) atRoot() bool { return e.cur.k == kRoot && len(e.scopes) == e.base }
+
 func (e *env) pushScope(d value) { e.scopes = append(e.scopes, d) }
 
 func (e *env) popScope(n int) { e.scopes = e.scopes[:len(e.scopes)-n] }

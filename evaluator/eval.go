@@ -33,7 +33,7 @@ func (e *env) ev(n *node) value {
 
 // eval evaluates n against the current data, e.cur.
 func (e *env) eval(n *node) value {
-	if n.op == opVar && n.v.plain && e.cur.k == kRoot && len(e.scopes) == e.base {
+	if n.op == opVar && n.v.plain && e.atRoot() {
 		// The most common node, a context attribute, before the dispatch.
 		if n.v.single {
 			return orDefault(e.attr(n.v.path.parts[0]), n.v.def)

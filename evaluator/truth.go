@@ -54,7 +54,7 @@ func (e *env) test(n *node) bool {
 // straight from the context's own Go value.
 func (e *env) binary(n *node) value {
 	a, b := n.args[0], n.args[1]
-	if b.op == opConst && a.op == opVar && a.v.single && e.cur.k == kRoot && len(e.scopes) == e.base {
+	if b.op == opConst && a.op == opVar && a.v.single && e.atRoot() {
 		x := e.attr(a.v.path.parts[0])
 		switch t := x.(type) {
 		case string:
