@@ -48,9 +48,7 @@ type Error struct {
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.Flag != "" {
-		b.WriteString("flag ")
-		b.WriteString(fmt.Sprintf("%q", e.Flag))
-		b.WriteString(": ")
+		fmt.Fprintf(&b, "flag %q: ", e.Flag)
 	}
 	b.WriteString(e.Msg)
 	if e.Err != nil {
