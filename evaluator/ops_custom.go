@@ -114,10 +114,9 @@ func semverOf(list []value, isList bool, pre *semverArgs) value {
 // is written as a constant, the weights are validated and summed once and
 // evaluation only computes the hash.
 type fracSpec struct {
-	by       *node // the bucketing expression, if the rule has one
-	table    *fractional.Table
+	by       *node             // the bucketing expression, if the rule has one
+	table    *fractional.Table // nil when every weight is zero: always null
 	variants []value
-	empty    bool // constant buckets whose weights are all zero: always null
 }
 
 func (c *compiler) precomputeFractional(n *node, at string) (*fracSpec, error) {
@@ -158,10 +157,7 @@ func (c *compiler) precomputeFractional(n *node, at string) (*fracSpec, error) {
 		weights = append(weights, w)
 	}
 	table, err := fractional.NewTable(weights)
-	switch {
-	case errors.Is(err, fractional.ErrNoWeight):
-		spec.empty = true
-	case err != nil:
+	if err != nil && !errors.Is(err, fractional.ErrNoWeight) {
 		return nil, compileErr(at, "invalid weights: %v", err)
 	}
 	spec.table = table
@@ -170,13 +166,13 @@ func (c *compiler) precomputeFractional(n *node, at string) (*fracSpec, error) {
 
 func (e *env) fractional(n *node) value {
 	spec := n.frac
-	if spec != nil && (spec.table != nil || spec.empty) {
+	if spec != nil {
 		var by value
 		if spec.by != nil {
 			by = e.eval(spec.by)
 		}
 		if by.k != kArr {
-			if spec.empty {
+			if spec.table == nil {
 				return null
 			}
 			h, ok := e.bucketHash(spec.by != nil, by)
