@@ -299,7 +299,7 @@ func (c *compiler) compileOp(name string, raw any, at string) (*node, error) {
 	case opMissing, opMissingSome:
 		n.names = precomputeNames(n)
 	case opFractional:
-		spec, err := c.precomputeFractional(n, at)
+		spec, err := precomputeFractional(n, at)
 		if err != nil {
 			return nil, err
 		}

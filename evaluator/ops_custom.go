@@ -119,7 +119,7 @@ type fracSpec struct {
 	variants []value
 }
 
-func (c *compiler) precomputeFractional(n *node, at string) (*fracSpec, error) {
+func precomputeFractional(n *node, at string) (*fracSpec, error) {
 	if !n.list || len(n.args) == 0 {
 		return nil, nil
 	}
