@@ -1585,14 +1585,17 @@ func (j diffJoined) MarshalJSON() ([]byte, error) { return json.Marshal(strings.
 
 // TestDifferentialRegressions pins disagreements with the reference engine
 // found by the differential tests. flagd encodes the evaluation context as
-// JSON before running a rule, so the rule sees the context's JSON form;
-// and out-of-range numeric strings compare as NaN there.
+// JSON before running a rule, so the rule sees the context's JSON form,
+// in values that set copies and fractional hashes too; out-of-range
+// numeric strings compare as NaN there; and the integer zero that - and /
+// give without arguments stays an integer inside what set builds.
 func TestDifferentialRegressions(t *testing.T) {
 	cases := []struct {
 		name  string
 		rule  string
 		ctx   map[string]any
-		flagd any // the reference engine's answer, which ours must match
+		flagd any                // the reference engine's answer, which ours must match
+		only  fractional.Version // the one version flagd holds for, when the others answer differently
 	}{
 		{
 			name:  "a nil slice is null: missing",
@@ -1696,10 +1699,53 @@ func TestDifferentialRegressions(t *testing.T) {
 			ctx:   map[string]any{"targetingKey": "u", "quota": "1e999"},
 			flagd: false,
 		},
+		{
+			name:  "the integer zero of - keeps its type inside set",
+			rule:  `{"map": [{"merge": [{"set": [{"var": "o"}, "k", {"-": []}]}]}, {"===": [{"var": "k"}, 0]}]}`,
+			ctx:   map[string]any{"targetingKey": "u", "o": map[string]any{"a": 1.0, "b": 2.0}},
+			flagd: []any{false},
+		},
+		{
+			name:  "the integer zero of / is not found among numbers after set",
+			rule:  `{"map": [{"merge": [{"set": [{"var": "o"}, "k", {"/": []}]}]}, {"in": [{"var": "k"}, [0]]}]}`,
+			ctx:   map[string]any{"targetingKey": "u", "o": map[string]any{"a": 1.0, "b": 2.0}},
+			flagd: []any{false},
+		},
+		{
+			name:  "invalid UTF-8 in a map[string]string value is hashed as U+FFFD",
+			rule:  `{"fractional": [{"var": "labels"}, ["a", 1], ["b", 1], ["c", 1], ["d", 1]]}`,
+			ctx:   map[string]any{"targetingKey": "u", "labels": map[string]string{"a": "\xff"}},
+			flagd: "b",
+			only:  fractional.V3,
+		},
+		{
+			name:  "invalid UTF-8 in a map[string]string key is hashed as U+FFFD",
+			rule:  `{"fractional": [{"var": "labels"}, ["a", 1], ["b", 1], ["c", 1], ["d", 1]]}`,
+			ctx:   map[string]any{"targetingKey": "u", "labels": map[string]string{"\xff": "a"}},
+			flagd: "d",
+			only:  fractional.V3,
+		},
+		{
+			name:  "invalid UTF-8 in an object key is hashed as U+FFFD",
+			rule:  `{"fractional": [{"var": "obj"}, ["a", 1], ["b", 1], ["c", 1], ["d", 1]]}`,
+			ctx:   map[string]any{"targetingKey": "u", "obj": map[string]any{"\xff": 1.0}},
+			flagd: "d",
+			only:  fractional.V3,
+		},
+		{
+			name:  "invalid UTF-8 in a top-level key is hashed as U+FFFD",
+			rule:  `{"fractional": [{"var": ""}, ["a", 1], ["b", 1], ["c", 1], ["d", 1]]}`,
+			ctx:   map[string]any{"targetingKey": "u", "\xff": 1.0},
+			flagd: "a",
+			only:  fractional.V3,
+		},
 	}
 	for _, c := range cases {
 		versions := []fractional.Version{fractional.V2}
-		if strings.Contains(c.rule, "fractional") {
+		switch {
+		case c.only != 0:
+			versions = []fractional.Version{c.only}
+		case strings.Contains(c.rule, "fractional"):
 			versions = diffVersions
 		}
 		for _, v := range versions {
