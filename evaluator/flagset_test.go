@@ -1,13 +1,13 @@
 package evaluator
 
 import (
-	"bytes"
 	"errors"
-	"log/slog"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flagsnap/flagsnap/internal/logtest"
 )
 
 func mustLoad(t *testing.T, doc string, opts ...Option) *FlagSet {
@@ -139,8 +139,8 @@ const brokenDoc = `{
 }`
 
 func TestProblemsBreakOnlyTheirFlag(t *testing.T) {
-	var logs bytes.Buffer
-	set := mustLoad(t, brokenDoc, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	var logs logtest.Buffer
+	set := mustLoad(t, brokenDoc, WithLogger(logs.Logger()))
 
 	broken := map[string]bool{}
 	for _, p := range set.Problems() {
@@ -148,7 +148,7 @@ func TestProblemsBreakOnlyTheirFlag(t *testing.T) {
 		if p.Err == nil {
 			t.Errorf("%s: problem without a cause", p.Flag)
 		}
-		if n := strings.Count(logs.String(), "flag="+p.Flag+" "); n != 1 {
+		if n := logs.Count("flag=" + p.Flag + " "); n != 1 {
 			t.Errorf("%s logged %d times, want once:\n%s", p.Flag, n, logs.String())
 		}
 	}
@@ -297,11 +297,11 @@ func TestChanges(t *testing.T) {
 }
 
 func TestLegacyFractionalWarnsAndWorks(t *testing.T) {
-	var logs bytes.Buffer
+	var logs logtest.Buffer
 	set := mustLoad(t, `{"flags": {"legacy": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
 	  "targeting": {"fractionalEvaluation": ["email", ["a", 50], ["b", 50]]}}}}`,
-		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	if !strings.Contains(logs.String(), "deprecated") || strings.Count(logs.String(), "fractionalEvaluation") != 1 {
+		WithLogger(logs.Logger()))
+	if !strings.Contains(logs.String(), "deprecated") || logs.Count("fractionalEvaluation") != 1 {
 		t.Errorf("deprecation warning: %q", logs.String())
 	}
 	// The legacy form buckets by the named property: the same input as
@@ -328,9 +328,9 @@ func TestLegacyFractionalWarnsAndWorks(t *testing.T) {
 }
 
 func TestUnknownStateIsEnabledWithAWarning(t *testing.T) {
-	var logs bytes.Buffer
+	var logs logtest.Buffer
 	set := mustLoad(t, `{"flags": {"a": {"variants": {"on": true}, "defaultVariant": "on"}}}`,
-		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		WithLogger(logs.Logger()))
 	if r := set.ResolveBool("a", false, nil); !r.Value || r.Reason != ReasonStatic {
 		t.Errorf("%+v", r)
 	}
