@@ -2052,7 +2052,7 @@ func FuzzEvaluate(f *testing.F) {
 			}
 			return
 		}
-		set := ruleSet(v, nil)
+		set := ruleSet(v)
 		r1, e1 := runRule(set, n, "fuzz-flag", ctx)
 		r2, e2 := runRule(set, n, "fuzz-flag", ctx)
 		fresh, err := compileRule(raw, v)

@@ -69,7 +69,7 @@ func oracleFractional(values, data any) any {
 	root, _ := data.(map[string]any)
 	flagd, _ := root[flagdKey].(map[string]any)
 	key, _ := flagd["flagKey"].(string)
-	e := env{fs: ruleSet(oracleVersion, nil), f: &flag{key: key, keyVal: strVal(key)}, ctx: root, cur: value{k: kRoot}}
+	e := env{fs: ruleSet(oracleVersion), f: &flag{key: key, keyVal: strVal(key)}, ctx: root, cur: value{k: kRoot}}
 	return e.plain(e.fractionalOf(list, isList))
 }
 
@@ -135,7 +135,7 @@ func compareWithOracle(t testing.TB, text string, ctx map[string]any, v fraction
 	if ourErr != nil {
 		return nil, theirs, ourErr, theirErr, false
 	}
-	ours, ourErr = runRule(ruleSet(v, nil), n, "test-flag", ctx)
+	ours, ourErr = runRule(ruleSet(v), n, "test-flag", ctx)
 	switch {
 	case ourErr != nil || theirErr != nil:
 		ok = ourErr != nil && theirErr != nil

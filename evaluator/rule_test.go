@@ -17,9 +17,9 @@ import (
 var testNow = time.Unix(1700000000, 0)
 
 // ruleSet is a flag set that only exists to give rules an evaluation
-// environment (clock, fractional version, enrichment).
-func ruleSet(v fractional.Version, enrich map[string]any) *FlagSet {
-	return &FlagSet{version: v, clock: func() time.Time { return testNow }, enrich: enrich}
+// environment (clock, fractional version).
+func ruleSet(v fractional.Version) *FlagSet {
+	return &FlagSet{version: v, clock: func() time.Time { return testNow }}
 }
 
 // decodeRule parses a rule written as JSON the way the loader does.
@@ -60,7 +60,7 @@ func evalRule(t testing.TB, text string, ctx map[string]any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return runRule(ruleSet(fractional.V2, nil), n, "test-flag", ctx)
+	return runRule(ruleSet(fractional.V2), n, "test-flag", ctx)
 }
 
 // sameJSON compares two results in plain JSON form; NaN equals NaN, and

@@ -29,7 +29,7 @@ func TestDirectComparisonsAgree(t *testing.T) {
 			}
 			for _, x := range values {
 				ctx := map[string]any{"x": x}
-				set := ruleSet(2, nil)
+				set := ruleSet(2)
 				got, gotErr := runRule(set, dn, "f", ctx)
 				want, wantErr := runRule(set, gn, "f", ctx)
 				if (gotErr != nil) != (wantErr != nil) || !sameJSON(got, want) {
