@@ -47,9 +47,7 @@ func benchContexts() map[string]map[string]any {
 		"user":         map[string]any{"id": "u-12345"},
 	}
 	large := make(map[string]any, 140)
-	for k, v := range small {
-		large[k] = v
-	}
+	maps.Copy(large, small)
 	for i := range 130 {
 		large[fmt.Sprintf("attribute-%03d", i)] = fmt.Sprintf("value-%d", i)
 	}

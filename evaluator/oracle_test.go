@@ -3,6 +3,7 @@ package evaluator
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"sync"
 	"testing"
@@ -99,10 +100,8 @@ func oracleEval(rule any, ctx map[string]any, flagKey string, v fractional.Versi
 	defer oracleMu.Unlock()
 	oracleVersion = v
 
-	data := map[string]any{}
-	for k, x := range ctx {
-		data[k] = x
-	}
+	data := make(map[string]any, len(ctx)+1)
+	maps.Copy(data, ctx)
 	data[flagdKey] = map[string]any{"flagKey": flagKey, "timestamp": testNow.Unix()}
 	b, err := json.Marshal(data)
 	if err != nil {
