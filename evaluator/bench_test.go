@@ -57,10 +57,7 @@ func benchContexts() map[string]map[string]any {
 func BenchmarkResolve(b *testing.B) {
 	ctxs := benchContexts()
 	for _, v := range []fractional.Version{fractional.V1, fractional.V2, fractional.V3} {
-		set, err := Load([]byte(benchDoc), WithFractionalVersion(v))
-		if err != nil {
-			b.Fatal(err)
-		}
+		set := mustLoad(b, benchDoc, WithFractionalVersion(v))
 		flags := []string{"static", "simple", "complex", "semver", "startswith"}
 		if v != fractional.V2 {
 			flags = nil // only fractional depends on the version

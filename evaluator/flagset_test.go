@@ -10,7 +10,7 @@ import (
 	"github.com/flagsnap/flagsnap/internal/logtest"
 )
 
-func mustLoad(t *testing.T, doc string, opts ...Option) *FlagSet {
+func mustLoad(t testing.TB, doc string, opts ...Option) *FlagSet {
 	t.Helper()
 	set, err := Load([]byte(doc), opts...)
 	if err != nil {
@@ -340,14 +340,11 @@ func TestUnknownStateIsEnabledWithAWarning(t *testing.T) {
 }
 
 func TestFlagsArrayProblems(t *testing.T) {
-	set, err := Load([]byte(`{"flags": [
+	set := mustLoad(t, `{"flags": [
 	  {"key": "twice", "state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"},
 	  {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"},
 	  {"key": "twice", "state": "ENABLED", "variants": {"on": false}, "defaultVariant": "on"},
-	  {"key": "fine", "state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	  {"key": "fine", "state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"}]}`)
 	if got := set.Keys(); !slices.Equal(got, []string{"fine", "twice"}) {
 		t.Errorf("keys %v", got)
 	}
