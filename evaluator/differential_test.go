@@ -1542,8 +1542,11 @@ func TestDifferentialSeeded(t *testing.T) {
 			}
 			t.Logf("%d cases: %d compiled, %d failed in both engines, %d mismatches", cases, compiled, bothFailed, mismatches)
 			// A generator that drifted into rules the compiler rejects, or
-			// that both engines reject at run time, would test nothing.
-			if compiled < cases*8/10 {
+			// that both engines reject at run time, would test nothing. The
+			// few it writes on purpose (malformed weights, say) stay well
+			// under 2%; more means the compiler stopped accepting a shape,
+			// whose rules then went uncompared.
+			if compiled < cases*98/100 {
 				t.Errorf("only %d of %d generated rules compile", compiled, cases)
 			}
 			if bothFailed > cases*3/10 {

@@ -243,6 +243,13 @@ func TestOracleAgreesOnExamples(t *testing.T) {
 		`{"reduce": [[1, 2], {"+": [{"var": "current"}, {"var": "age"}]}, 0]}`,
 		`{"map": [[1, 2], {"var": ["age", 0]}]}`,
 		`{"filter": [{"var": "nums"}, {"var": ["email", false]}]}`,
+		// Argument lists that are the value of an expression.
+		`{"cat": {"var": "tags"}}`,
+		`{"max": {"var": "nums"}}`,
+		`{"in": {"merge": ["go", [{"var": "user.langs"}]]}}`,
+		`{"==": {"if": [{"var": "flag"}, [1, "1"], [1, 2]]}}`,
+		`{"missing": {"merge": [["email"], ["nope"]]}}`,
+		`{"fractional": {"merge": [[{"var": "email"}], [["a", 1], ["b", 1]]]}}`,
 	}
 	for _, v := range []fractional.Version{fractional.V1, fractional.V2, fractional.V3} {
 		for _, rule := range rules {
