@@ -38,6 +38,20 @@ func BenchmarkProvider(b *testing.B) {
 			p.BooleanEvaluation(ctx, "beta", false, flat)
 		}
 	})
+	// Errors are answers too: an application asking for a flag that is not
+	// there, or with the wrong type, does so on every evaluation.
+	b.Run("not-found", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			p.BooleanEvaluation(ctx, "absent", false, flat)
+		}
+	})
+	b.Run("type-mismatch", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			p.StringEvaluation(ctx, "beta", "", flat)
+		}
+	})
 	domain := "bench-provider"
 	if err := openfeature.SetNamedProviderAndWait(domain, p); err != nil {
 		b.Fatal(err)
