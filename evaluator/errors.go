@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -44,20 +45,28 @@ type Error struct {
 	Err  error // the underlying cause, if any
 }
 
-// Error names the flag, then says what went wrong.
+// Error names the flag, then says what went wrong. The provider asks every
+// failed evaluation for its message, so it is built in one buffer of the
+// right size rather than through fmt.
 func (e *Error) Error() string {
-	var b strings.Builder
-	if e.Flag != "" {
-		fmt.Fprintf(&b, "flag %q: ", e.Flag)
+	var cause string
+	if e.Err != nil {
+		cause = e.Err.Error()
 	}
-	b.WriteString(e.Msg)
+	buf := make([]byte, 0, len(e.Flag)+len(e.Msg)+len(cause)+12)
+	if e.Flag != "" {
+		buf = append(buf, "flag "...)
+		buf = strconv.AppendQuote(buf, e.Flag)
+		buf = append(buf, ": "...)
+	}
+	buf = append(buf, e.Msg...)
 	if e.Err != nil {
 		if e.Msg != "" {
-			b.WriteString(": ")
+			buf = append(buf, ": "...)
 		}
-		b.WriteString(e.Err.Error())
+		buf = append(buf, cause...)
 	}
-	return b.String()
+	return string(buf)
 }
 
 // Unwrap returns the cause.

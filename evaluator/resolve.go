@@ -160,7 +160,7 @@ func resolution[T any](key string, o outcome, def T, want string, v T, ok bool) 
 	}
 	if !ok {
 		return Resolution[T]{Value: def, Variant: o.v.name, Reason: ReasonError, Metadata: o.meta,
-			Err: &Error{Code: CodeTypeMismatch, Flag: key, Msg: fmt.Sprintf("variant %q is %s, not %s", o.v.name, describe(o.v), want)}}
+			Err: &Error{Code: CodeTypeMismatch, Flag: key, Msg: "variant " + strconv.Quote(o.v.name) + " is " + describe(o.v) + ", not " + want}}
 	}
 	return Resolution[T]{Value: v, Variant: o.v.name, Reason: o.reason, Metadata: o.meta}
 }
