@@ -2051,13 +2051,13 @@ func FuzzEvaluate(f *testing.F) {
 		before := diffShow(ctx)
 		ruleBefore := diffShow(raw)
 
-		n, err := compileRule(raw, v)
+		n, err := compileRule(raw)
 		if err != nil {
 			var ce *CompileError
 			if !errors.As(err, &ce) {
 				t.Fatalf("compiling %s failed with %T: %v", ruleText, err, err)
 			}
-			if _, again := compileRule(raw, v); again == nil {
+			if _, again := compileRule(raw); again == nil {
 				t.Fatalf("%s was rejected once and accepted the second time", ruleText)
 			}
 			return
@@ -2065,7 +2065,7 @@ func FuzzEvaluate(f *testing.F) {
 		set := ruleSet(v)
 		r1, e1 := runRule(set, n, "fuzz-flag", ctx)
 		r2, e2 := runRule(set, n, "fuzz-flag", ctx)
-		fresh, err := compileRule(raw, v)
+		fresh, err := compileRule(raw)
 		if err != nil {
 			t.Fatalf("%s compiled once and failed the second time: %v", ruleText, err)
 		}

@@ -130,7 +130,7 @@ func compareWithOracle(t testing.TB, text string, ctx map[string]any, v fraction
 	t.Helper()
 	raw := decodeRule(t, text)
 	theirs, theirErr = oracleEval(raw, ctx, "test-flag", v)
-	n, ourErr := compileRule(raw, v)
+	n, ourErr := compileRule(raw)
 	if ourErr != nil {
 		return nil, theirs, ourErr, theirErr, false
 	}

@@ -36,7 +36,7 @@ func decodeRule(t testing.TB, text string) any {
 
 // compileRule compiles a decoded rule; callers name the fractional version
 // it will run with, which compiling does not need.
-func compileRule(raw any, _ fractional.Version) (*node, error) {
+func compileRule(raw any) (*node, error) {
 	var c compiler
 	return c.compile(raw, "")
 }
@@ -56,7 +56,7 @@ func runRule(set *FlagSet, n *node, flagKey string, ctx map[string]any) (any, er
 // evalRule compiles and runs a rule written as JSON, with fractional v2.
 func evalRule(t testing.TB, text string, ctx map[string]any) (any, error) {
 	t.Helper()
-	n, err := compileRule(decodeRule(t, text), fractional.V2)
+	n, err := compileRule(decodeRule(t, text))
 	if err != nil {
 		return nil, err
 	}

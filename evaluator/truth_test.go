@@ -17,8 +17,8 @@ func TestDirectComparisonsAgree(t *testing.T) {
 		for _, c := range consts {
 			direct := decodeRule(t, fmt.Sprintf(`{%q: [{"var": "x"}, %s]}`, op, c))
 			general := decodeRule(t, fmt.Sprintf(`{%q: [{"if": [true, {"var": "x"}]}, %s]}`, op, c))
-			dn, err1 := compileRule(direct, 2)
-			gn, err2 := compileRule(general, 2)
+			dn, err1 := compileRule(direct)
+			gn, err2 := compileRule(general)
 			if err1 != nil || err2 != nil {
 				t.Fatalf("%s %s: %v %v", op, c, err1, err2)
 			}
