@@ -110,6 +110,8 @@ func precomputeIn(n *node) *inSet {
 			return nil
 		}
 		s.list = append(s.list, el.str())
+		// The error is dropped on purpose: the reference reads a string
+		// that is not a number as 0 here, so {"in": [0, ["a"]]} is true.
 		f, _ := strconv.ParseFloat(el.str(), 64)
 		s.nums[f] = struct{}{}
 	}
