@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	stdsync "sync"
 	"sync/atomic"
@@ -89,6 +90,22 @@ func TestGRPCEnrichment(t *testing.T) {
 		p, _ := grpcProvider(t, fast(s)...)
 		if w := where(p); w != "INTERNAL" {
 			t.Errorf("sync_context not used: %s", w)
+		}
+	})
+	t.Run("sync_context changed on an open stream", func(t *testing.T) {
+		s := serve(t, syncserver.WithFlags([]byte(enrichedFlags)), syncserver.WithSyncContext(map[string]any{"injected": "set"}))
+		p, ev := grpcProvider(t, fast(s)...)
+		if w := where(p); w != "INTERNAL" {
+			t.Fatalf("sync_context not used: %s", w)
+		}
+		// The same flags with another context change what every rule
+		// reading it answers, so they are a change of every flag.
+		s.SetSyncContext(map[string]any{"injected": "unset"})
+		if e := ev.next(); e.EventType != openfeature.ProviderConfigChange || !slices.Equal(e.FlagChanges, []string{"where"}) {
+			t.Fatalf("got %s %v, want CONFIGURATION_CHANGED [where]", e.EventType, e.FlagChanges)
+		}
+		if w := where(p); w != "EXTERNAL" {
+			t.Errorf("the new sync_context is not in force: %s", w)
 		}
 	})
 	t.Run("GetMetadata", func(t *testing.T) {
