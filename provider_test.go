@@ -280,18 +280,26 @@ func TestInitDeadlineThenFlagsArrive(t *testing.T) {
 	ev.recovered("beta", "color", "old")
 }
 
-func TestInitAgainOnceFlagsArrived(t *testing.T) {
+// initGaveUp returns a provider whose first Init ended, without flags,
+// when its context did.
+func initGaveUp(t *testing.T) (*Provider, *fakeSource) {
+	t.Helper()
 	src := newFakeSource()
 	p, err := NewProvider(WithSource(src), WithDeadline(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Shutdown()
+	t.Cleanup(p.Shutdown)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if err := p.InitWithContext(ctx, openfeature.EvaluationContext{}); err == nil {
 		t.Fatal("Init without flags succeeded")
 	}
+	return p, src
+}
+
+func TestInitAgainOnceFlagsArrived(t *testing.T) {
+	p, src := initGaveUp(t)
 	src.sink(t).Update(update(flagsV1))
 	events{t: t, ch: p.EventChannel()}.recovered("beta", "color", "old")
 	done := make(chan error, 1)
@@ -361,17 +369,7 @@ func TestFatalSource(t *testing.T) {
 }
 
 func TestInitAgainAfterTheSourceGaveUp(t *testing.T) {
-	src := newFakeSource()
-	p, err := NewProvider(WithSource(src), WithDeadline(time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown()
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	if err := p.InitWithContext(ctx, openfeature.EvaluationContext{}); err == nil {
-		t.Fatal("Init without flags succeeded")
-	}
+	p, src := initGaveUp(t)
 	done := make(chan error, 1)
 	go func() { done <- p.Init(openfeature.EvaluationContext{}) }()
 	src.sink(t).Fatal(errors.New("permission denied"))
