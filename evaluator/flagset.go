@@ -407,6 +407,11 @@ func (f *flag) setDefault(raw any) error {
 	case nil:
 		return nil
 	case string:
+		if t == "" {
+			// flagd keeps a default variant as a plain string, so every
+			// flag set it re-encodes says "" for a flag that had none.
+			return nil
+		}
 		i, ok := f.variants[t]
 		if !ok {
 			return fmt.Errorf("defaultVariant %q is not one of the variants", t)
@@ -499,11 +504,20 @@ func fingerprint(def map[string]any, targeting any, meta map[string]any) [sha256
 	b, _ := json.Marshal(canonical(map[string]any{
 		"state":          def["state"],
 		"variants":       def["variants"],
-		"defaultVariant": def["defaultVariant"],
+		"defaultVariant": defaultName(def["defaultVariant"]),
 		"targeting":      targeting,
 		"metadata":       meta,
 	}))
 	return sha256.Sum256(b)
+}
+
+// defaultName reads "" as the absent default variant it stands for, so that
+// a flag set re-encoded by flagd is no change from the file it came from.
+func defaultName(raw any) any {
+	if raw == "" {
+		return nil
+	}
+	return raw
 }
 
 func canonical(x any) any {

@@ -358,3 +358,54 @@ func TestFlagsArrayProblems(t *testing.T) {
 		t.Errorf("fine: %+v", r)
 	}
 }
+
+// TestFlagdReencodedFlagSet loads a flag set the way the flagd daemon sends
+// it over flagd.sync.v1 (defaultVariant "" for none, a "source" per flag,
+// $evaluators substituted, no flag-set metadata) and requires every
+// resolution to match the file it came from, with nothing logged.
+func TestFlagdReencodedFlagSet(t *testing.T) {
+	file := `{"$evaluators": {"adult": {">=": [{"var": "age"}, 18]}}, "flags": {
+	  "no-default": {"state": "ENABLED", "variants": {"on": true, "off": false}},
+	  "null-default": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": null,
+	    "targeting": {"if": [{"$ref": "adult"}, "on"]}},
+	  "static": {"state": "ENABLED", "variants": {"a": "A", "b": "B"}, "defaultVariant": "b"},
+	  "disabled": {"state": "DISABLED", "variants": {"a": "A"}}}}`
+	flagd := `{"flags": {
+	  "no-default": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "", "source": "file:flags.json"},
+	  "null-default": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "",
+	    "targeting": {"if": [{">=": [{"var": "age"}, 18]}, "on"]}, "source": "file:flags.json"},
+	  "static": {"state": "ENABLED", "variants": {"a": "A", "b": "B"}, "defaultVariant": "b", "source": "file:flags.json"},
+	  "disabled": {"state": "DISABLED", "variants": {"a": "A"}, "defaultVariant": "", "source": "file:flags.json"}}}`
+	var logs logtest.Buffer
+	want := mustLoad(t, file)
+	got := mustLoad(t, flagd, WithLogger(logs.Logger()))
+	if logs.String() != "" {
+		t.Errorf("loading flagd's form logged %q", logs.String())
+	}
+	cases := []struct {
+		flag       string
+		ctx        map[string]any
+		wantReason Reason
+	}{
+		{"no-default", nil, ReasonDefault},
+		{"null-default", map[string]any{"age": 30}, ReasonTargetingMatch},
+		{"null-default", map[string]any{"age": 3}, ReasonDefault},
+		{"disabled", nil, ReasonDisabled},
+	}
+	for _, c := range cases {
+		w, g := want.ResolveBool(c.flag, false, c.ctx), got.ResolveBool(c.flag, false, c.ctx)
+		if c.flag == "disabled" {
+			w, g = want.ResolveBool(c.flag, true, c.ctx), got.ResolveBool(c.flag, true, c.ctx)
+		}
+		if g.Reason != c.wantReason || g.Value != w.Value || g.Variant != w.Variant || g.Reason != w.Reason || (g.Err == nil) != (w.Err == nil) {
+			t.Errorf("%s %v: flagd form %+v, file %+v, want reason %s", c.flag, c.ctx, g, w, c.wantReason)
+		}
+	}
+	if g := got.ResolveString("static", "", nil); g.Value != "B" || g.Reason != ReasonStatic {
+		t.Errorf("static: %+v", g)
+	}
+	// Going from the file to flagd's form of it is no change.
+	if added, removed, changed := got.Changes(want); added != nil || removed != nil || changed != nil {
+		t.Errorf("file → flagd form: +%v -%v ~%v", added, removed, changed)
+	}
+}
