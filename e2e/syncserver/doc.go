@@ -12,6 +12,16 @@
 // a valid flag set. [Server.Requests] tells what the client asked for,
 // including the selector header and the authority it sent.
 //
+// Where the flagd daemon differs from a plain echo of a file, the server
+// can behave like it: [WithFlagdEncoding] sends flag sets re-encoded as
+// flagd sends them ("defaultVariant": "" for none, a "source" per flag,
+// $evaluators substituted, no flag-set metadata), [WithStreamDeadline] ends
+// streams as flagd's --stream-deadline does, and the server enforces
+// grpc-go's default keepalive policy as flagd does ([WithKeepaliveEnforcement]
+// changes it). [Server.GoAwayTooManyPings] ends connections as that policy
+// does, without the half minute of pings it takes to provoke it, and
+// [WithKeepaliveParams] makes the server rotate connections with a GOAWAY.
+//
 // The selector in force for a call is the flagd-selector header when the
 // client sends one, otherwise the request's selector field; a call without
 // either gets the default set given with [WithFlags].

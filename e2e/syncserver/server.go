@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -55,6 +56,12 @@ type config struct {
 	code     codes.Code
 	msg      string
 	tls      bool
+
+	flagd          bool
+	flagdSource    string
+	enforcement    *keepalive.EnforcementPolicy
+	params         *keepalive.ServerParameters
+	streamDeadline time.Duration
 }
 
 // WithFlags sets the flag set served to calls without a selector. Without
@@ -95,6 +102,42 @@ func WithTLS() Option {
 	return func(c *config) { c.tls = true }
 }
 
+// WithFlagdEncoding makes the server send every flag set as the flagd
+// daemon (v0.16) re-encodes what it reads: "defaultVariant" is "" for a
+// flag without one, every flag carries "source": source (flagd puts the
+// URI it read the flag from there), $evaluators are substituted into the
+// rules and dropped, and the flag-set metadata is folded into each flag's
+// metadata and dropped from the top level. Numbers pass through float64,
+// as in flagd. A document that is not a JSON object is served as given.
+// [Server.SendRaw] payloads are never re-encoded.
+func WithFlagdEncoding(source string) Option {
+	return func(c *config) { c.flagd, c.flagdSource = true, source }
+}
+
+// WithKeepaliveEnforcement sets the keepalive enforcement policy: a client
+// that pings more often than p allows (more than twice in a row within
+// p.MinTime) gets a GOAWAY with ENHANCE_YOUR_CALM "too_many_pings" and its
+// connection closed. Without this option the server enforces grpc-go's
+// default policy (at most one ping every 5 minutes, none without an open
+// stream), which is also what the flagd daemon enforces.
+func WithKeepaliveEnforcement(p keepalive.EnforcementPolicy) Option {
+	return func(c *config) { c.enforcement = &p }
+}
+
+// WithKeepaliveParams sets the server's keepalive parameters. With
+// MaxConnectionAge set, the server ends every connection gracefully (a
+// GOAWAY with NO_ERROR, then MaxConnectionAgeGrace for open streams) at
+// that age, as proxies and servers that rotate connections do.
+func WithKeepaliveParams(p keepalive.ServerParameters) Option {
+	return func(c *config) { c.params = &p }
+}
+
+// WithStreamDeadline ends every SyncFlags stream d after it opened with
+// DeadlineExceeded, as flagd does with its server-side stream deadline.
+func WithStreamDeadline(d time.Duration) Option {
+	return func(c *config) { c.streamDeadline = d }
+}
+
 // Server is a flagd sync server. Its methods are safe for concurrent use.
 type Server struct {
 	caPEM   []byte
@@ -116,6 +159,12 @@ type Server struct {
 	code     codes.Code
 	msg      string
 	requests []Request
+
+	flagd          bool
+	flagdSource    string
+	enforcement    *keepalive.EnforcementPolicy
+	params         *keepalive.ServerParameters
+	streamDeadline time.Duration
 	subs     map[*subscriber]struct{}
 	changed  chan struct{} // closed and replaced whenever len(subs) changes
 }
@@ -124,6 +173,7 @@ type Server struct {
 // grpc.Server cannot serve again once stopped, so Restart builds another.
 type generation struct {
 	gs   *grpc.Server
+	lis  *trackingListener
 	stop chan struct{} // closed by Stop so streams end even before the transport notices
 	done chan struct{} // closed when Serve has returned
 }
@@ -135,11 +185,19 @@ func New(opts ...Option) (*Server, error) {
 		o(c)
 	}
 	s := &Server{
-		sets:    c.sets,
-		code:    c.code,
-		msg:     c.msg,
-		subs:    make(map[*subscriber]struct{}),
-		changed: make(chan struct{}),
+		sets:           make(map[string]string, len(c.sets)),
+		code:           c.code,
+		msg:            c.msg,
+		subs:           make(map[*subscriber]struct{}),
+		changed:        make(chan struct{}),
+		flagd:          c.flagd,
+		flagdSource:    c.flagdSource,
+		enforcement:    c.enforcement,
+		params:         c.params,
+		streamDeadline: c.streamDeadline,
+	}
+	for sel, doc := range c.sets {
+		s.sets[sel] = s.payload(doc)
 	}
 	var err error
 	if s.syncCtx, err = toStruct(c.syncCtx); err != nil {
@@ -237,8 +295,16 @@ func (s *Server) serve(lis net.Listener) {
 	if s.tlsConf != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(s.tlsConf)))
 	}
+	if s.enforcement != nil {
+		opts = append(opts, grpc.KeepaliveEnforcementPolicy(*s.enforcement))
+	}
+	if s.params != nil {
+		opts = append(opts, grpc.KeepaliveParams(*s.params))
+	}
+	tl := newTrackingListener(lis)
 	g := &generation{
 		gs:   grpc.NewServer(opts...),
+		lis:  tl,
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
 	}
@@ -249,7 +315,7 @@ func (s *Server) serve(lis net.Listener) {
 		// Serve returns when Stop closes the listener; any earlier failure
 		// shows up to clients as a refused connection, which is all a test
 		// server can usefully do about it.
-		_ = g.gs.Serve(lis)
+		_ = g.gs.Serve(tl)
 	}()
 }
 
@@ -316,14 +382,49 @@ func (s *Server) SetFlags(doc []byte) {
 // SetSelectorFlags replaces (or adds) the set for selector and sends it to
 // every stream serving that selector. It never waits for a stream.
 func (s *Server) SetSelectorFlags(selector string, doc []byte) {
+	payload := s.payload(string(doc))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.sets[selector] = string(doc)
+	s.sets[selector] = payload
 	for sub := range s.subs {
 		if sub.selector == selector {
-			sub.push(message{payload: string(doc), syncCtx: s.syncCtx})
+			sub.push(message{payload: payload, syncCtx: s.syncCtx})
 		}
 	}
+}
+
+// payload is what the server sends for a flag document: the document, or
+// flagd's re-encoding of it with WithFlagdEncoding.
+func (s *Server) payload(doc string) string {
+	if !s.flagd {
+		return doc
+	}
+	out, err := flagdEncode([]byte(doc), s.flagdSource)
+	if err != nil {
+		return doc
+	}
+	return out
+}
+
+// GoAwayTooManyPings ends every open client connection the way a grpc-go
+// server (flagd among them) does when a client pings more often than the
+// keepalive enforcement policy allows: a GOAWAY frame with
+// ENHANCE_YOUR_CALM and debug data "too_many_pings", then the connection
+// closes. The server keeps serving, so the client can connect again. It
+// returns the number of connections ended. Real enforcement
+// ([WithKeepaliveEnforcement]) takes at least 30 seconds to trigger, since
+// grpc-go clients ping at most every 10 seconds; this triggers it now. Not
+// available with [WithTLS], where the frame would have to be encrypted.
+func (s *Server) GoAwayTooManyPings() (int, error) {
+	if s.tlsConf != nil {
+		return 0, errors.New("syncserver: GoAwayTooManyPings is not available with TLS")
+	}
+	s.life.Lock()
+	defer s.life.Unlock()
+	if s.gen == nil {
+		return 0, errors.New("syncserver: not serving")
+	}
+	return s.gen.lis.goAwayTooManyPings(), nil
 }
 
 // SendRaw sends payload as flag_configuration to every open stream, whatever

@@ -2,6 +2,7 @@ package syncserver
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"buf.build/gen/go/open-feature/flagd/grpc/go/flagd/sync/v1/syncv1grpc"
@@ -55,6 +56,11 @@ type service struct {
 func (svc *service) SyncFlags(req *syncv1.SyncFlagsRequest, stream grpc.ServerStreamingServer[syncv1.SyncFlagsResponse]) error {
 	s := svc.s
 	ctx := stream.Context()
+	if s.streamDeadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.streamDeadline)
+		defer cancel()
+	}
 	r := svc.record(ctx, "SyncFlags", req.GetProviderId(), req.GetSelector())
 
 	s.mu.Lock()
@@ -91,6 +97,10 @@ func (svc *service) SyncFlags(req *syncv1.SyncFlagsRequest, stream grpc.ServerSt
 		select {
 		case <-sub.wake:
 		case <-ctx.Done():
+			if s.streamDeadline > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				// What flagd answers when its own stream deadline passes.
+				return status.Error(codes.DeadlineExceeded, "stream closed due to server-side timeout")
+			}
 			return status.FromContextError(ctx.Err()).Err()
 		case <-svc.gen.stop:
 			return status.Error(codes.Unavailable, "sync server stopped")

@@ -1,0 +1,102 @@
+package syncserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+)
+
+// flagdEncode re-encodes a flag document the way the flagd daemon (v0.16)
+// sends what it read from a file: decoded into plain Go values (so numbers
+// become float64 and are written back as such), every {"$ref": name}
+// replaced by the named evaluator, the flag-set metadata folded into each
+// flag's metadata and dropped from the top level, "defaultVariant" written
+// as "" where the file had none, and a "source" field naming where the
+// flag came from. Only "flags" is left at the top level.
+func flagdEncode(doc []byte, source string) (string, error) {
+	var top map[string]any
+	if err := json.Unmarshal(doc, &top); err != nil {
+		return "", fmt.Errorf("flagd encoding: %w", err)
+	}
+	evaluators, _ := top["$evaluators"].(map[string]any)
+	setMeta, _ := top["metadata"].(map[string]any)
+
+	flags := map[string]any{}
+	add := func(key string, raw any) {
+		def, ok := raw.(map[string]any)
+		if !ok {
+			return // flagd rejects such a file; nothing of it is served
+		}
+		out := map[string]any{
+			"state":          stringOrEmpty(def["state"]),
+			"defaultVariant": stringOrEmpty(def["defaultVariant"]),
+			"variants":       def["variants"],
+			"source":         source,
+		}
+		if t, ok := def["targeting"]; ok && t != nil {
+			out["targeting"] = substituteRefs(t, evaluators)
+		}
+		meta := map[string]any{}
+		maps.Copy(meta, setMeta)
+		if m, ok := def["metadata"].(map[string]any); ok {
+			maps.Copy(meta, m)
+		}
+		if len(meta) > 0 {
+			out["metadata"] = meta
+		}
+		flags[key] = out
+	}
+	switch fs := top["flags"].(type) {
+	case map[string]any:
+		for k, v := range fs {
+			add(k, v)
+		}
+	case []any:
+		for _, v := range fs {
+			if def, ok := v.(map[string]any); ok {
+				if k, ok := def["key"].(string); ok {
+					add(k, def)
+				}
+			}
+		}
+	}
+	b, err := json.Marshal(map[string]any{"flags": flags})
+	if err != nil {
+		return "", fmt.Errorf("flagd encoding: %w", err)
+	}
+	return string(b), nil
+}
+
+// stringOrEmpty is how flagd's model holds a string field: a missing or
+// null value is the empty string.
+func stringOrEmpty(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// substituteRefs replaces every object that is exactly {"$ref": name} with
+// the named evaluator; flagd does this textually on the compact form, which
+// has the same effect on such objects and leaves unknown names in place.
+func substituteRefs(x any, evaluators map[string]any) any {
+	switch t := x.(type) {
+	case map[string]any:
+		if name, ok := t["$ref"].(string); ok && len(t) == 1 {
+			if ev, ok := evaluators[name]; ok {
+				return ev
+			}
+			return t
+		}
+		out := make(map[string]any, len(t))
+		for k, v := range t {
+			out[k] = substituteRefs(v, evaluators)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, v := range t {
+			out[i] = substituteRefs(v, evaluators)
+		}
+		return out
+	}
+	return x
+}
