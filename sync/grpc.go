@@ -53,10 +53,6 @@ const (
 	// handshake could never finish in time.
 	connectTimeout = 20 * time.Second
 
-	// deadlineSlack lets a DeadlineExceeded that the server sends a hair
-	// before our own context notices still count as our deadline.
-	deadlineSlack = 50 * time.Millisecond
-
 	selectorHeader = "flagd-selector"
 	envoyScheme    = "envoy"
 )
@@ -416,26 +412,38 @@ type grpcRun struct {
 	// The first of them reported Lost, so a delivery with failures > 0 is
 	// a recovery.
 	failures int
+	// reopening is set while the stream that follows a graceful end has
+	// not delivered yet: it must deliver within the deadline, or the
+	// server is taken as lost after all.
+	reopening bool
 }
 
 // streamEnd is how one stream finished.
 type streamEnd struct {
 	delivered bool // it delivered at least one flag set
-	expired   bool // it ran into our own StreamDeadline
-	opened    time.Time
-	err       error
+	// graceful: it was ended in an orderly way that says nothing about
+	// the server's health (a GOAWAY, a stream deadline, ours or the
+	// server's), so a new stream is opened at once and nothing is lost.
+	graceful bool
+	opened   time.Time
+	err      error
 }
 
 func (r *grpcRun) loop(ctx context.Context) {
 	for {
 		end := r.stream(ctx)
+		r.reopening = false
 		if ctx.Err() != nil {
 			return
 		}
-		if end.delivered && end.expired {
-			r.log.Debug("stream deadline reached, reopening")
-			// A deadline short enough to expire right after the first
-			// message must not make the reopening a busy loop.
+		if end.delivered && end.graceful {
+			r.log.Debug("sync stream ended gracefully, reopening", slog.Any("error", end.err))
+			// The reopened stream has to deliver before anything counts as
+			// lost; a server that ends every stream at once therefore
+			// meets the usual backoff after one reopen. A stream that ends
+			// right after its first message must not make reopening a
+			// busy loop either.
+			r.reopening = true
 			if !sleep(ctx, minRetryDelay-time.Since(end.opened)) {
 				return
 			}
@@ -475,12 +483,33 @@ func (r *grpcRun) stream(ctx context.Context) (end streamEnd) {
 		sctx = metadata.AppendToOutgoingContext(sctx, selectorHeader, g.selector)
 	}
 	req := syncv1.SyncFlagsRequest_builder{ProviderId: g.providerID, Selector: g.selector}.Build()
+	inTime := func() bool { return true }
+
+	// A stream reopened after a graceful end has the deadline to deliver;
+	// past it, the stream is cancelled and counts as a failed reopen.
+	var reopenExpired atomic.Bool
+	if r.reopening {
+		var cancelReopen context.CancelFunc
+		sctx, cancelReopen = context.WithCancel(sctx)
+		defer cancelReopen()
+		t := time.AfterFunc(g.deadline, func() {
+			reopenExpired.Store(true)
+			cancelReopen()
+		})
+		defer t.Stop()
+		// A message that arrives as the timer fires is too late: the
+		// stream is being cancelled under it.
+		inTime = t.Stop
+	}
 
 	defer func() {
 		if end.err == nil {
 			return
 		}
-		end.expired = g.streamDeadline > 0 && status.Code(end.err) == codes.DeadlineExceeded && ourDeadline(sctx)
+		if reopenExpired.Load() && !end.delivered {
+			end.err = status.Errorf(codes.Unavailable, "no flag set within %v of reopening a stream the server had ended", g.deadline)
+		}
+		end.graceful = gracefulEnd(end.err)
 		end.err = fmt.Errorf("sync: stream from %s: %w", g.target, end.err)
 	}()
 
@@ -526,6 +555,10 @@ func (r *grpcRun) stream(ctx context.Context) (end streamEnd) {
 			syncCtx = sc.AsMap()
 		}
 		if !end.delivered {
+			if !inTime() {
+				end.err = context.Canceled
+				return end
+			}
 			end.delivered = true
 			r.everDelivered = true
 			if r.failures > 0 {
@@ -543,14 +576,30 @@ func (r *grpcRun) stream(ctx context.Context) (end streamEnd) {
 	}
 }
 
-// ourDeadline tells whether the stream context's own deadline ended the
-// stream, rather than a server or proxy timing out on its own account.
-func ourDeadline(sctx context.Context) bool {
-	if errors.Is(sctx.Err(), context.DeadlineExceeded) {
-		return true
+// gracefulEnd tells whether a stream ended in an orderly way rather than
+// because the server or the connection failed:
+//   - the server sent GOAWAY (it rotates connections, is draining, or
+//     enforces a keepalive policy our pings broke: "too_many_pings"); gRPC
+//     reports the GOAWAY in the status of the streams the connection ends,
+//     or ends streams it never processed as draining;
+//   - a stream deadline passed, ours (StreamDeadline) or the server's own
+//     (flagd ends its streams with DeadlineExceeded when it has one).
+//
+// A server that is going away for good refuses the reopened stream, which
+// is then reported as lost: no outage goes unreported because of this.
+func gracefulEnd(err error) bool {
+	st, ok := status.FromError(err)
+	if !ok {
+		return false
 	}
-	dl, ok := sctx.Deadline()
-	return ok && time.Until(dl) < deadlineSlack
+	switch st.Code() {
+	case codes.DeadlineExceeded:
+		return true
+	case codes.Unavailable:
+		msg := st.Message()
+		return strings.Contains(msg, "received prior goaway") || strings.Contains(msg, "the connection is draining")
+	}
+	return false
 }
 
 // metadata asks the deprecated GetMetadata for the sync context of servers
