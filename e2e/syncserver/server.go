@@ -165,8 +165,8 @@ type Server struct {
 	enforcement    *keepalive.EnforcementPolicy
 	params         *keepalive.ServerParameters
 	streamDeadline time.Duration
-	subs     map[*subscriber]struct{}
-	changed  chan struct{} // closed and replaced whenever len(subs) changes
+	subs           map[*subscriber]struct{}
+	changed        chan struct{} // closed and replaced whenever len(subs) changes
 }
 
 // generation is one run of a gRPC server between a listen and a stop; a
