@@ -46,7 +46,9 @@ func startServer(tb *testbed, c launchpadConfig, setup serverSetup) (*launchpad,
 	if err != nil {
 		return nil, err
 	}
-	var opts []syncserver.Option
+	// flagd sends what it read re-encoded, not the file as written: the
+	// scenarios have to pass on that form, which is what users get.
+	opts := []syncserver.Option{syncserver.WithFlagdEncoding(allFlagsURI)}
 	for sel, doc := range sets {
 		if sel == "" {
 			opts = append(opts, syncserver.WithFlags(doc))
