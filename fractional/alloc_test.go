@@ -1,8 +1,12 @@
 package fractional
 
 import (
+	"encoding/json"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/murmur3"
 )
@@ -31,9 +35,14 @@ func TestZeroAllocs(t *testing.T) {
 		check("Table.Pick "+v.String(), func() { idx += tb.Pick(v, sink) })
 	}
 	// Boxing happens at the call site; values already held in an interface,
-	// as decoded context values are, hash without further allocation.
-	for _, x := range []any{"user-1", int64(1) << 40, 2.5, true} {
-		check("HashValue v3", func() {
+	// as context values are, hash without further allocation.
+	newYear := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, x := range []any{
+		"user-1", int64(1) << 40, int64(math.MaxInt64), uint64(math.MaxUint64), int8(-3), 2.5, float32(272180.5625), true,
+		json.Number("9007199254740993"), json.Number("0.5"), json.Number("18446744073709551615"),
+		newYear, newYear.Add(time.Millisecond), &newYear, userID(12345678901), optIn(true), ratio(0.1),
+	} {
+		check(fmt.Sprintf("HashValue v3 %T %v", x, x), func() {
 			h, _ := HashValue(V3, x)
 			sink += h
 		})

@@ -1,12 +1,18 @@
 package fractional
 
 import (
+	"bytes"
+	"encoding"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/fxamacker/cbor/v2"
 )
@@ -16,8 +22,11 @@ var (
 	// ErrNullInput reports a null bucketing value. flagd treats it as "no
 	// result" rather than hashing the CBOR null.
 	ErrNullInput = errors.New("fractional: bucketing value is null")
-	// ErrUnsupportedInput reports a bucketing value whose type cannot be
-	// hashed: a non-string in V1/V2, or a Go type that is not JSON-like.
+	// ErrUnsupportedInput reports a bucketing value that cannot be hashed: a
+	// non-string in V1/V2, or in V3 a Go value that has no JSON form
+	// (complex numbers, channels, functions, a json.Number that is no
+	// number, a value that encoding/json refuses) or that nests deeper than
+	// maxDepth.
 	ErrUnsupportedInput = errors.New("fractional: unsupported bucketing value")
 )
 
@@ -27,7 +36,11 @@ const (
 	majorNeg    byte = 1 << 5
 	majorText   byte = 3 << 5
 	majorArray  byte = 4 << 5
+	majorTag    byte = 6 << 5
 	majorSimple byte = 7 << 5
+
+	// tagEpoch is tag 1, an epoch-based date/time (RFC 8949 §3.4.2).
+	tagEpoch = majorTag | 1
 
 	cborFalse   = majorSimple | 20
 	cborTrue    = majorSimple | 21
@@ -39,6 +52,11 @@ const (
 	// maxHead is the longest possible initial byte plus argument.
 	maxHead = 9
 )
+
+// maxDepth bounds the nesting of containers. Nothing a caller means to
+// bucket by comes near it; it turns a value that holds itself (a map stored
+// in itself) into an error instead of endless recursion.
+const maxDepth = 1000
 
 // Bounds of the whole numbers that are encoded as CBOR integers. Both are
 // powers of two and therefore exact float64 values.
@@ -66,17 +84,32 @@ func mustCoreDet() cbor.EncMode {
 // numeric type carries it: a whole number in [-2^63, 2^64-1], including
 // -0.0, becomes a CBOR integer; any other number becomes the shortest of
 // float16, float32 and float64 that holds it exactly (NaN as float16 0x7e00,
-// infinities as float16). Strings are CBOR text strings, taken byte for
-// byte. Maps are written with keys sorted bytewise by their encoding, and all
-// lengths are definite.
+// infinities as float16). Strings are CBOR text strings; bytes that are not
+// valid UTF-8 become U+FFFD, one for each bad byte, as encoding/json writes
+// them. Maps are written with keys sorted bytewise by their encoding, and
+// all lengths are definite.
 //
-// Accepted types are nil, bool, string, float64, float32, every int and
-// uint type, json.Number, []any and map[string]any, nested arbitrarily. nil
-// encodes as CBOR null; a nil slice or map encodes as an empty array or map,
-// as an empty JSON container would. A json.Number that fits int64 or uint64
-// is encoded as that exact integer rather than rounded through float64.
-// Other types yield an error wrapping ErrUnsupportedInput, and dst is
-// returned unchanged.
+// x is taken exactly as the Go value it is, at any depth:
+//
+//   - every int and uint type is the integer of that exact value, 64-bit
+//     values beyond 2^53 included; a float32 is widened exactly (so it
+//     usually takes the float32 form); a json.Number is its exact value
+//     (integer text that fits 64 bits is an integer);
+//   - time.Time and *time.Time are tag 1 over the POSIX time in seconds: an
+//     integer for a whole second, otherwise the float64
+//     float64(t.Unix()) + float64(t.Nanosecond())/1e9, normalised like any
+//     number;
+//   - named types (type UserID int64) count as their underlying kind:
+//     booleans, numbers and strings, and slices, arrays and maps with string
+//     keys, whose elements are taken the same way;
+//   - everything else has its encoding/json form, read back with exact
+//     numbers: structs, pointers, maps with other keys, byte slices (base64
+//     text), and any type that marshals itself (json.Marshaler,
+//     encoding.TextMarshaler) other than time.Time.
+//
+// nil, and a nil slice, map or pointer, encode as CBOR null, as encoding/json
+// writes them. Values without a JSON form yield an error wrapping
+// ErrUnsupportedInput, and dst is returned unchanged.
 func AppendCBOR(dst []byte, x any) ([]byte, error) {
 	if out, ok, err := appendScalar(dst, x); ok || err != nil {
 		if err != nil {
@@ -84,12 +117,13 @@ func AppendCBOR(dst []byte, x any) ([]byte, error) {
 		}
 		return out, nil
 	}
-	switch x.(type) {
-	case []any, map[string]any:
-	default:
-		return dst, unsupportedType(x)
-	}
-	norm, err := normalise(x)
+	return appendValue(dst, x)
+}
+
+// appendValue encodes what appendScalar leaves: the value is normalised
+// and the library writes it.
+func appendValue(dst []byte, x any) ([]byte, error) {
+	norm, err := normalise(x, 0)
 	if err != nil {
 		return dst, err
 	}
@@ -104,17 +138,15 @@ func unsupportedType(x any) error {
 	return fmt.Errorf("%w: Go type %T", ErrUnsupportedInput, x)
 }
 
-// appendScalar encodes x when it is not a container. ok is false for
-// containers and for unsupported types, which the caller tells apart.
+// appendScalar encodes x by hand when it is not a container and needs no
+// JSON form, which keeps hashing scalars free of allocations. ok is false
+// for everything else, which the caller normalises and hands to the library.
 func appendScalar(dst []byte, x any) (out []byte, ok bool, err error) {
 	switch v := x.(type) {
 	case nil:
 		return append(dst, cborNull), true, nil
 	case bool:
-		if v {
-			return append(dst, cborTrue), true, nil
-		}
-		return append(dst, cborFalse), true, nil
+		return appendBool(dst, v), true, nil
 	case string:
 		return appendText(dst, v), true, nil
 	case float64:
@@ -146,16 +178,64 @@ func appendScalar(dst []byte, x any) (out []byte, ok bool, err error) {
 		if err != nil {
 			return dst, false, err
 		}
-		switch n := n.(type) {
-		case int64:
-			return appendInt(dst, n), true, nil
-		case uint64:
-			return appendHead(dst, majorUint, n), true, nil
-		default:
-			return appendFloat(dst, n.(float64)), true, nil
+		return n.append(dst), true, nil
+	case time.Time:
+		return appendTime(dst, v), true, nil
+	case *time.Time:
+		if v == nil {
+			return append(dst, cborNull), true, nil
 		}
+		return appendTime(dst, *v), true, nil
+	}
+	if marshalsItself(x) {
+		return dst, false, nil
+	}
+	// Named scalar types, by their underlying kind.
+	switch rv := reflect.ValueOf(x); rv.Kind() {
+	case reflect.Bool:
+		return appendBool(dst, rv.Bool()), true, nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return appendInt(dst, rv.Int()), true, nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return appendHead(dst, majorUint, rv.Uint()), true, nil
+	case reflect.Float32, reflect.Float64:
+		return appendFloat(dst, rv.Float()), true, nil
+	case reflect.String:
+		return appendText(dst, rv.String()), true, nil
 	}
 	return dst, false, nil
+}
+
+// marshalsItself reports whether encoding/json leaves x's form to x. A
+// time.Time does too, but has its own CBOR tag and never gets here.
+func marshalsItself(x any) bool {
+	switch x.(type) {
+	case json.Marshaler, encoding.TextMarshaler:
+		return true
+	}
+	return false
+}
+
+func appendBool(dst []byte, b bool) []byte {
+	if b {
+		return append(dst, cborTrue)
+	}
+	return append(dst, cborFalse)
+}
+
+// appendTime writes t as tag 1 over its POSIX time. The float form is the
+// sum the specification spells out, so that every language that follows it
+// computes the same float64, rounding included.
+func appendTime(dst []byte, t time.Time) []byte {
+	dst = append(dst, tagEpoch)
+	if t.Nanosecond() == 0 {
+		return appendInt(dst, t.Unix())
+	}
+	return appendFloat(dst, epochSeconds(t))
+}
+
+func epochSeconds(t time.Time) float64 {
+	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
 }
 
 // appendHead writes a major type with its argument in the shortest form, as
@@ -184,8 +264,26 @@ func appendInt(dst []byte, i int64) []byte {
 	return appendHead(dst, majorNeg, uint64(^i))
 }
 
+// appendText writes s as a text string, which must be valid UTF-8.
 func appendText(dst []byte, s string) []byte {
+	s = validText(s)
 	return append(appendHead(dst, majorText, uint64(len(s))), s...)
+}
+
+// validText is s with each byte that is not part of valid UTF-8 replaced by
+// U+FFFD, as encoding/json writes strings (strings.ToValidUTF8 would replace
+// a run of bad bytes with a single one). Valid text, the usual case, is
+// returned as it is.
+func validText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for _, r := range s {
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // appendFloat encodes f after normalisation: whole numbers in range as
@@ -251,22 +349,74 @@ func float16Bits(f float64) (uint16, bool) {
 	return 0, false
 }
 
-// parseNumber turns a json.Number into int64, uint64 or float64. Integers
-// that fit 64 bits are kept exact; everything else goes through float64 and
-// is normalised like any other float.
-func parseNumber(n json.Number) (any, error) {
-	s := string(n)
-	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return i, nil
+// number is a parsed json.Number: an exact integer when the text is one
+// that fits 64 bits, else a float64.
+type number struct {
+	kind byte // 'i', 'u' or 'f'
+	i    int64
+	u    uint64
+	f    float64
+}
+
+func (n number) append(dst []byte) []byte {
+	switch n.kind {
+	case 'i':
+		return appendInt(dst, n.i)
+	case 'u':
+		return appendHead(dst, majorUint, n.u)
 	}
-	if u, err := strconv.ParseUint(s, 10, 64); err == nil {
-		return u, nil
+	return appendFloat(dst, n.f)
+}
+
+func (n number) value() any {
+	switch n.kind {
+	case 'i':
+		return n.i
+	case 'u':
+		return n.u
+	}
+	return normaliseFloat(n.f)
+}
+
+// parseNumber reads a json.Number. Integers that fit 64 bits are kept
+// exact; everything else goes through float64 and is normalised like any
+// other float. Integer text is parsed as the one integer type its sign
+// allows, and other text not as an integer at all, which keeps numbers free
+// of the allocation of a failed strconv call.
+func parseNumber(n json.Number) (number, error) {
+	s := string(n)
+	switch {
+	case !integerText(s):
+	case s[0] == '-':
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return number{kind: 'i', i: i}, nil
+		}
+	default:
+		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+			return number{kind: 'u', u: u}, nil
+		}
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return nil, fmt.Errorf("%w: json.Number %q: %v", ErrUnsupportedInput, s, err)
+		return number{}, fmt.Errorf("%w: json.Number %q: %v", ErrUnsupportedInput, s, err)
 	}
-	return normaliseFloat(f), nil
+	return number{kind: 'f', f: f}, nil
+}
+
+// integerText reports whether s is an optional minus sign and digits.
+func integerText(s string) bool {
+	if len(s) > 0 && s[0] == '-' {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // normaliseFloat applies the number normalisation in value form, for the
@@ -283,12 +433,18 @@ func normaliseFloat(f float64) any {
 	return f
 }
 
-// normalise copies x with every number replaced by its normalised form so
-// that the library's generic encoding matches appendScalar byte for byte.
-func normalise(x any) (any, error) {
+// normalise copies x into the plain form that the library encodes the way
+// appendScalar does: numbers normalised, strings valid, times as tag 1,
+// containers as []any and map[string]any, and nil containers as nil.
+func normalise(x any, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("%w: nested deeper than %d levels", ErrUnsupportedInput, maxDepth)
+	}
 	switch v := x.(type) {
-	case nil, bool, string, int64, uint64:
+	case nil, bool, int64, uint64:
 		return v, nil
+	case string:
+		return validText(v), nil
 	case float64:
 		return normaliseFloat(v), nil
 	case float32:
@@ -310,13 +466,25 @@ func normalise(x any) (any, error) {
 	case uint32:
 		return uint64(v), nil
 	case json.Number:
-		return parseNumber(v)
+		n, err := parseNumber(v)
+		if err != nil {
+			return nil, err
+		}
+		return n.value(), nil
+	case time.Time:
+		return timeTag(v), nil
+	case *time.Time:
+		if v == nil {
+			return nil, nil
+		}
+		return timeTag(*v), nil
 	case []any:
-		// Never nil, even for a nil input: the library writes nil slices
-		// as CBOR null, but a Go nil slice stands for an empty list here.
+		if v == nil {
+			return nil, nil
+		}
 		out := make([]any, len(v))
 		for i, e := range v {
-			n, err := normalise(e)
+			n, err := normalise(e, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -324,15 +492,150 @@ func normalise(x any) (any, error) {
 		}
 		return out, nil
 	case map[string]any:
-		out := make(map[string]any, len(v))
+		if v == nil {
+			return nil, nil
+		}
+		obj := newObject(len(v))
 		for k, e := range v {
-			n, err := normalise(e)
+			n, err := normalise(e, depth+1)
 			if err != nil {
 				return nil, err
 			}
-			out[k] = n
+			obj.put(k, n)
 		}
-		return out, nil
+		return obj.m, nil
+	}
+	return normaliseKind(x, depth)
+}
+
+// normaliseKind handles the Go values that are not plain JSON-like types:
+// named types by their kind, everything else through encoding/json.
+func normaliseKind(x any, depth int) (any, error) {
+	if marshalsItself(x) {
+		return jsonForm(x, depth)
+	}
+	rv := reflect.ValueOf(x)
+	switch rv.Kind() {
+	case reflect.Bool:
+		return rv.Bool(), nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return rv.Int(), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return rv.Uint(), nil
+	case reflect.Float32, reflect.Float64:
+		return normaliseFloat(rv.Float()), nil
+	case reflect.String:
+		return validText(rv.String()), nil
+	case reflect.Slice:
+		if rv.IsNil() {
+			return nil, nil
+		}
+		if rv.Type().Elem().Kind() == reflect.Uint8 {
+			// Bytes are base64 text in JSON.
+			return jsonForm(x, depth)
+		}
+		return normaliseList(rv, depth)
+	case reflect.Array:
+		return normaliseList(rv, depth)
+	case reflect.Map:
+		if rv.IsNil() {
+			return nil, nil
+		}
+		if rv.Type().Key().Kind() != reflect.String {
+			// encoding/json spells integer and TextMarshaler keys as text.
+			return jsonForm(x, depth)
+		}
+		obj := newObject(rv.Len())
+		for it := rv.MapRange(); it.Next(); {
+			n, err := normalise(it.Value().Interface(), depth+1)
+			if err != nil {
+				return nil, err
+			}
+			obj.put(it.Key().String(), n)
+		}
+		return obj.m, nil
+	case reflect.Pointer:
+		if rv.IsNil() {
+			return nil, nil
+		}
+		return jsonForm(x, depth)
+	case reflect.Struct:
+		return jsonForm(x, depth)
 	}
 	return nil, unsupportedType(x)
+}
+
+func normaliseList(rv reflect.Value, depth int) (any, error) {
+	out := make([]any, rv.Len())
+	for i := range out {
+		n, err := normalise(rv.Index(i).Interface(), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
+// jsonForm is x as encoding/json writes it, read back with numbers kept as
+// json.Number so that no integer is rounded on the way.
+func jsonForm(x any, depth int) (any, error) {
+	b, err := json.Marshal(x)
+	if err != nil {
+		return nil, fmt.Errorf("%w: Go type %T: %v", ErrUnsupportedInput, x, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		return nil, fmt.Errorf("%w: Go type %T: %v", ErrUnsupportedInput, x, err)
+	}
+	return normalise(out, depth+1)
+}
+
+// timeTag is t as appendTime writes it, for the library.
+func timeTag(t time.Time) cbor.Tag {
+	if t.Nanosecond() == 0 {
+		return cbor.Tag{Number: 1, Content: t.Unix()}
+	}
+	return cbor.Tag{Number: 1, Content: normaliseFloat(epochSeconds(t))}
+}
+
+// object builds a map whose keys are valid text. Keys that differ only in
+// invalid bytes become one key; of those, the entry with the greatest key
+// as given wins, as it does when encoding/json writes the keys in sorted
+// order and a decoder keeps the last of a duplicate.
+type object struct {
+	m map[string]any
+	// from records the key as given for each key that had to be made
+	// valid; it stays nil while every key is valid.
+	from map[string]string
+}
+
+func newObject(n int) object { return object{m: make(map[string]any, n)} }
+
+func (o *object) put(k string, v any) {
+	key := validText(k)
+	if key == k && o.from == nil {
+		o.m[k] = v
+		return
+	}
+	if _, dup := o.m[key]; dup {
+		prev, ok := o.from[key]
+		if !ok {
+			prev = key
+		}
+		if k < prev {
+			return
+		}
+	}
+	o.m[key] = v
+	if key == k {
+		delete(o.from, key)
+		return
+	}
+	if o.from == nil {
+		o.from = make(map[string]string)
+	}
+	o.from[key] = k
 }

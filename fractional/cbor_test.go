@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/fxamacker/cbor/v2"
@@ -105,10 +106,10 @@ func TestAppendCBORKnown(t *testing.T) {
 		{"sort bytewise", map[string]any{"ÿ": 2, "aaa": 1, "z": 0}, "a3617a0062c3bf02636161610" + "1"},
 		{"nested normalised", map[string]any{"k": []any{math.Copysign(0, -1), 2.5, float32(3), nil}}, "a1616b8400f94100" + "03f6"},
 
-		// A nil slice or map stands for an empty container.
-		{"nil slice", []any(nil), "80"},
-		{"nil map", map[string]any(nil), "a0"},
-		{"nested nil", map[string]any{"a": []any(nil), "b": map[string]any(nil)}, "a2616180" + "6162a0"},
+		// A nil slice or map is null, as encoding/json writes it.
+		{"nil slice", []any(nil), "f6"},
+		{"nil map", map[string]any(nil), "f6"},
+		{"nested nil", map[string]any{"a": []any(nil), "b": map[string]any(nil)}, "a26161f6" + "6162f6"},
 
 		// json.Number keeps 64-bit integers exact and normalises the rest.
 		{"number int", json.Number("9007199254740993"), "1b0020000000000001"},
@@ -139,22 +140,162 @@ func TestAppendCBORKnown(t *testing.T) {
 	}
 }
 
+type (
+	userID    int64
+	userName  string
+	ratio     float32
+	optIn     bool
+	tags      []string
+	attrs     map[string]any
+	shortName string
+	// level marshals itself as text, which wins over its kind.
+	level int
+	// failing cannot be encoded by encoding/json.
+	failing struct{}
+)
+
+func (l level) MarshalText() ([]byte, error) { return []byte([]string{"debug", "info"}[l]), nil }
+
+func (failing) MarshalJSON() ([]byte, error) { return nil, errors.New("no JSON form") }
+
+// Go values beyond the JSON-like types: each is hashed as the exact value
+// it holds, and the bytes are written out by hand.
+func TestAppendCBORGoValues(t *testing.T) {
+	newYear := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	half := newYear.Add(500 * time.Millisecond)
+	maxInt := int64(math.MaxInt64)
+	type account struct {
+		ID    int64   `json:"id"`
+		Name  string  `json:"name"`
+		Ratio float32 `json:"-"`
+	}
+	type stamped struct {
+		At time.Time `json:"at"`
+	}
+	type withRatio struct {
+		R float32 `json:"r"`
+	}
+	tests := []struct {
+		name string
+		in   any
+		want string // hex
+	}{
+		// 64-bit integers and float32 keep their exact value.
+		{"max int64", maxInt, "1b7fffffffffffffff"},
+		{"2^53+1", int64(1<<53 + 1), "1b0020000000000001"},
+		{"min int64", int64(math.MinInt64), "3b7fffffffffffffff"},
+		{"max uint64", uint64(math.MaxUint64), "1bffffffffffffffff"},
+		{"float32 272180.5625", float32(272180.5625), "fa4884e692"},
+		{"float32 0.1 widened", float32(0.1), "fa3dcccccd"},
+		{"json.Number max int64", json.Number("9223372036854775807"), "1b7fffffffffffffff"},
+		{"json.Number 2^53+1", json.Number("9007199254740993"), "1b0020000000000001"},
+
+		// Times: tag 1 over the POSIX time in seconds.
+		{"time whole second", newYear, "c11a65920080"},
+		{"time zone does not matter", newYear.In(time.FixedZone("x", 3600)), "c11a65920080"},
+		{"time half second", half, "c1fb41d9648020200000"},
+		{"time nanoseconds", newYear.Add(123456789), "c1fb41d964802007e6b7"},
+		{"time before the epoch", time.Unix(-1, 0), "c120"},
+		{"time a quarter second before the epoch", time.Unix(-1, 750_000_000), "c1f9b400"},
+		{"zero time", time.Time{}, "c13b0000000e7791f6ff"},
+		// The sum the specification spells out, to the last bit: seconds
+		// plus nanoseconds/1e9 (nanoseconds*1e-9 ends in ...db).
+		{"time rounding", time.Unix(-1, 265609), "c1fbbfeffdd2fa4101dc"},
+		{"time pointer", &newYear, "c11a65920080"},
+		{"nil time pointer", (*time.Time)(nil), "f6"},
+		{"time in a map", map[string]any{"t": newYear}, "a16174c11a65920080"},
+		{"time pointer in a list", []any{&half}, "81c1fb41d9648020200000"},
+		{"times in a typed list", []time.Time{newYear}, "81c11a65920080"},
+
+		// Named types count as their kind.
+		{"named int64", userID(1<<53 + 1), "1b0020000000000001"},
+		{"named string", userName("ada"), "63616461"},
+		{"named float32", ratio(0.1), "fa3dcccccd"},
+		{"named bool", optIn(true), "f5"},
+		{"named slice", tags{"a", "b"}, "8261616162"},
+		{"named map", attrs{"id": userID(7)}, "a162696407"},
+		{"string list", []string{"a", "b"}, "8261616162"},
+		{"int64 list", []int64{maxInt}, "811b7fffffffffffffff"},
+		{"float32 list", []float32{0.1}, "81fa3dcccccd"},
+		{"array", [2]uint8{1, 2}, "820102"},
+		{"string map", map[string]string{"a": "b"}, "a161616162"},
+		{"int64 map", map[string]int64{"id": maxInt}, "a16269641b7fffffffffffffff"},
+		{"named keys", map[shortName]int{"b": 1, "a": 2}, "a2616102616201"},
+		{"nested typed", map[string]any{"ids": []uint64{math.MaxUint64}}, "a163696473811bffffffffffffffff"},
+		{"nil typed slice", []string(nil), "f6"},
+		{"nil typed map", map[string]int(nil), "f6"},
+
+		// Everything else in its encoding/json form, numbers exact.
+		{"struct", account{ID: maxInt, Name: "x"}, "a26269641b7fffffffffffffff646e616d656178"},
+		{"struct pointer", &account{ID: 1, Name: "x"}, "a262696401646e616d656178"},
+		{"time in a struct is text", stamped{newYear}, "a1626174" + "74" + hex.EncodeToString([]byte("2024-01-01T00:00:00Z"))},
+		{"float32 in a struct is its JSON text", withRatio{0.1}, "a16172fb3fb999999999999a"},
+		{"struct in a map", map[string]any{"a": account{ID: 2}}, "a16161a262696402646e616d6560"},
+		{"int pointer", &maxInt, "1b7fffffffffffffff"},
+		{"nil pointer", (*int)(nil), "f6"},
+		{"bytes as base64", []byte("hi"), "6461476b3d"},
+		{"integer keys", map[int]string{1: "a"}, "a161316161"},
+		{"marshals itself", level(1), "64696e666f"},
+		{"empty struct", struct{}{}, "a0"},
+
+		// Text is valid UTF-8, one U+FFFD for each bad byte.
+		{"invalid UTF-8", "a\xffb", "65" + "61efbfbd62"},
+		{"truncated sequence", "\xe2\x82", "66efbfbdefbfbd"},
+		{"invalid named string", userName("\xff"), "63efbfbd"},
+		{"invalid key", map[string]any{"\xff": 1}, "a163efbfbd01"},
+		{"invalid in a list", []string{"\xff"}, "8163efbfbd"},
+		// Keys that become the same text: the greatest key as given wins,
+		// as when encoding/json writes them in order and a decoder keeps
+		// the last.
+		{"colliding keys", map[string]any{"\xfe": 2, "\xff": 1}, "a163efbfbd01"},
+		{"colliding with valid U+FFFD", map[string]any{"\ufffd": 1, "\xff": 2}, "a163efbfbd02"},
+		{"colliding typed keys", map[string]int{"\xff": 1, "\ufffd": 2, "\xfe": 3}, "a163efbfbd01"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := AppendCBOR(nil, tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h := hex.EncodeToString(got); h != tc.want {
+				t.Errorf("AppendCBOR(%#v) = %s, want %s", tc.in, h, tc.want)
+			}
+			// Top level and nested are encoded by different code; they
+			// must agree.
+			inArray, err := AppendCBOR(nil, []any{tc.in})
+			if err != nil || inArray[0] != 0x81 || !bytes.Equal(inArray[1:], got) {
+				t.Errorf("in an array: %x, %v; alone: %x", inArray, err, got)
+			}
+			h, err := HashValue(V3, tc.in)
+			switch {
+			case tc.want == "f6":
+				if !errors.Is(err, ErrNullInput) {
+					t.Errorf("HashValue(V3) err = %v, want ErrNullInput", err)
+				}
+			case err != nil || h != murmur3.Sum32(got):
+				t.Errorf("HashValue(V3) = %#x, %v; want the hash of the encoding %#x", h, err, murmur3.Sum32(got))
+			}
+		})
+	}
+}
+
 func TestAppendCBORUnsupported(t *testing.T) {
-	type custom struct{ A int }
-	n := 1
+	selfHolding := map[string]any{}
+	selfHolding["me"] = selfHolding
 	tests := []struct {
 		in       any
 		typeName string
 	}{
-		{custom{1}, "fractional.custom"},
-		{[]string{"a"}, "[]string"},
-		{map[string]string{"a": "b"}, "map[string]string"},
-		{[]byte("x"), "[]uint8"},
-		{&n, "*int"},
 		{complex(1, 2), "complex128"},
+		{make(chan int), "chan int"},
+		{func() {}, "func()"},
 		{map[any]any{"a": 1}, "map[interface {}]interface {}"},
-		{map[string]any{"a": []any{1, custom{}}}, "fractional.custom"},
-		{[]any{map[string]any{"x": struct{}{}}}, "struct {}"},
+		{struct{ C chan int }{}, "struct { C chan int }"},
+		{failing{}, "fractional.failing"},
+		{map[string]any{"a": []any{1, complex64(1)}}, "complex64"},
+		{[]any{map[string]any{"x": failing{}}}, "fractional.failing"},
+		{[]complex128{1}, "complex128"},
+		{selfHolding, "nested deeper"},
 	}
 	for _, tc := range tests {
 		dst := []byte{1, 2}
@@ -277,12 +418,18 @@ func refNormalise(x any) any {
 		}
 		return refNormFloat(f)
 	case []any:
+		if v == nil {
+			return nil
+		}
 		out := make([]any, len(v))
 		for i, e := range v {
 			out[i] = refNormalise(e)
 		}
 		return out
 	case map[string]any:
+		if v == nil {
+			return nil
+		}
 		out := make(map[string]any, len(v))
 		for k, e := range v {
 			out[k] = refNormalise(e)
@@ -388,9 +535,9 @@ func TestAppendCBORRandomized(t *testing.T) {
 			t.Fatalf("value %d encodes differently on a second run", i)
 		}
 		h, err := HashValue(V3, x)
-		if x == nil {
+		if bytes.Equal(got, []byte{0xf6}) {
 			if !errors.Is(err, ErrNullInput) {
-				t.Fatalf("HashValue(V3, nil) err = %v, want ErrNullInput", err)
+				t.Fatalf("HashValue(V3, %#v) err = %v, want ErrNullInput", x, err)
 			}
 		} else if err != nil || h != murmur3.Sum32(got) {
 			t.Fatalf("HashValue(V3, %#v) does not hash the encoding: %v", x, err)

@@ -30,6 +30,12 @@
 // In V1 and V2 the default bucketing input is flagKey+targetingKey
 // concatenated; in V3 it is the CBOR array [flagKey, targetingKey].
 //
+// V3 hashes the Go value it is given exactly, so that a user lands in the
+// same bucket as with a provider in any other language: 64-bit integers
+// beyond 2^53, float32 widened exactly, json.Number, named types by their
+// kind, times as CBOR tag 1 over epoch seconds, and other values by their
+// encoding/json form; [AppendCBOR] lists the rules.
+//
 // # Typical use
 //
 // Build a [Table] once for constant weights, hash the bucketing value with

@@ -13,8 +13,9 @@ import (
 const stackBufSize = 320
 
 // HashString returns the bucketing hash of the string s. V3 hashes the CBOR
-// text string holding s; every other version hashes the bytes of s as they
-// are, as V1 and V2 do. No version allocates for strings of up to 311
+// text string holding s (with U+FFFD for each byte that is not valid UTF-8,
+// as AppendCBOR writes it); every other version hashes the bytes of s as
+// they are, as V1 and V2 do. No version allocates for strings of up to 311
 // bytes.
 func HashString(v Version, s string) uint32 {
 	if v != V3 {
@@ -58,12 +59,15 @@ func HashDefault(v Version, flagKey, targetingKey string) uint32 {
 // HashValue returns the bucketing hash of an evaluated bucketing value.
 //
 // V1 and V2 accept only strings. V3 accepts every value AppendCBOR does and
-// hashes its encoding; scalars are hashed without allocating (the caller's
-// conversion to any aside), containers allocate while being encoded.
+// hashes its encoding, the caller's Go value exactly (see AppendCBOR);
+// numbers, booleans, times and strings are hashed without allocating (the
+// caller's conversion to any aside), other values allocate while being
+// encoded.
 //
-// A nil x yields ErrNullInput in every version, so callers can apply the
-// version's rule for null; other rejected values yield an error wrapping
-// ErrUnsupportedInput, and an invalid version one wrapping
+// A nil x yields ErrNullInput in every version, and so in V3 does any value
+// that encodes as null (a nil slice, map or pointer), so callers can apply
+// the version's rule for null; other rejected values yield an error
+// wrapping ErrUnsupportedInput, and an invalid version one wrapping
 // ErrUnknownVersion.
 func HashValue(v Version, x any) (uint32, error) {
 	if !v.Valid() {
@@ -83,12 +87,13 @@ func HashValue(v Version, x any) (uint32, error) {
 	if err != nil {
 		return 0, err
 	}
-	if ok {
-		return murmur3.Sum32(b), nil
+	if !ok {
+		if b, err = appendValue(nil, x); err != nil {
+			return 0, err
+		}
 	}
-	b, err = AppendCBOR(nil, x)
-	if err != nil {
-		return 0, err
+	if len(b) == 1 && b[0] == cborNull {
+		return 0, ErrNullInput
 	}
 	return murmur3.Sum32(b), nil
 }
