@@ -247,7 +247,7 @@ func (e *env) fractionalOf(list []value, isList bool) value {
 
 // bucketHash hashes the bucketing input of the configured version. Without
 // a bucketing value (or, before v3, with a null one) the input comes from
-// the flag key and the targeting key.
+// the flag key and a non-empty targeting key.
 func (e *env) bucketHash(hasBy bool, by value) (uint32, bool) {
 	v := e.fs.version
 	if hasBy && (by.k != kNull || v == fractional.V3) {
@@ -260,8 +260,10 @@ func (e *env) bucketHash(hasBy bool, by value) (uint32, bool) {
 		h, err := fractional.HashValue(v, e.plain(by))
 		return h, err == nil
 	}
+	// An empty targeting key is none, as in OpenFeature and in the flagd
+	// daemon, whatever the version.
 	tk := e.rootGet(targetingKeyKey)
-	if tk.k != kStr || (v == fractional.V3 && tk.str() == "") {
+	if tk.k != kStr || tk.str() == "" {
 		return 0, false
 	}
 	return fractional.HashDefault(v, e.f.key, tk.str()), true
