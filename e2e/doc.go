@@ -28,4 +28,10 @@
 // root), a checkout of https://github.com/open-feature/flagd-testbed;
 // without the variable, from ../shared/flagd-testbed relative to the module
 // root. When neither exists the suite is skipped.
+//
+// With FLAGD_BIN naming a flagd v0.16 binary, the daemon tests run flagd
+// itself on loopback ports and compare a provider following its sync
+// stream with a provider reading the same file and with flagd's own OFREP
+// answers, and check that flagd's orderly stream ends (its stream deadline,
+// GOAWAY too_many_pings) cause no provider events. Without it they skip.
 package e2e
