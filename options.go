@@ -275,6 +275,27 @@ func WithSource(s sync.Source) Option {
 	}
 }
 
+// WithFlags serves doc, a flag document in JSON or YAML held in memory,
+// whatever the resolver: a shorthand for WithSource with a sync.Memory
+// holding doc, for tests and for programs that build their flags
+// themselves. Init returns as soon as the flags are compiled, with no file
+// or network in the way. A document that does not load is an error from
+// NewProvider. To change the flags later, give WithSource a sync.Memory
+// and call its Set; like any source given with WithSource, the provider
+// runs it once.
+func WithFlags(doc []byte) Option {
+	return func(c *config) {
+		m, err := sync.NewMemory(doc)
+		if err != nil {
+			// Unwrapped from NewMemory's own prefix, and kept with %w so
+			// that errors.As finds the evaluator's typed error.
+			c.fail("WithFlags: %w", errors.Unwrap(err))
+			return
+		}
+		c.source = m
+	}
+}
+
 // WithFractionalVersion selects the bucketing of the fractional operator.
 // fractional.V2, the default, matches every flagd daemon and provider in
 // use today; fractional.V3 hashes typed values and moves users to new

@@ -118,7 +118,7 @@ func (p *Provider) InitWithContext(ctx context.Context, _ openfeature.Evaluation
 		src, err := p.newSource()
 		if err == nil && p.cfg.source != nil {
 			if p.sourceRan {
-				err = errors.New("flagsnap: the source given with WithSource has already run, and a source runs once: build a new provider to start again")
+				err = errors.New("flagsnap: the source given with WithSource or WithFlags has already run, and a source runs once: build a new provider to start again")
 			}
 			p.sourceRan = true
 		}
@@ -397,17 +397,27 @@ func errText(err error) string {
 // sink is how a source reaches a run.
 type sink run
 
-func (s *sink) Update(u sync.Update) {
+var _ sync.Acceptor = (*sink)(nil)
+
+// errShutDown is the verdict on flags that arrive after Shutdown.
+var errShutDown = errors.New("flagsnap: the provider has shut down")
+
+func (s *sink) Update(u sync.Update) { _ = s.Accept(u) }
+
+// Accept puts the flags in force, or rejects them as Update does, and tells
+// the source which: a source whose caller waits on it (sync.Memory's Set)
+// passes on the provider's own verdict, load options included.
+func (s *sink) Accept(u sync.Update) error {
 	r := (*run)(s)
 	p := r.p
 	set, err := p.compile(u.Flags, u.SyncContext)
 	if err != nil {
 		r.rejected(u.Origin, err)
-		return
+		return err
 	}
 	changes, ok := r.accept(set, u.Origin)
 	if !ok {
-		return
+		return errShutDown
 	}
 	p.cfg.logger.Debug("flags loaded", slog.String("origin", u.Origin), slog.Int("flags", set.Len()), slog.Int("changed", len(changes)))
 	// Written outside the run's lock: a slow disk must not hold up Init's
@@ -417,6 +427,7 @@ func (s *sink) Update(u sync.Update) {
 			p.cfg.logger.Warn("flag cache not written", slog.String("path", p.cfg.CacheFile), slog.String("error", err.Error()))
 		}
 	}
+	return nil
 }
 
 // accept puts a compiled flag set in force and reports it, unless the run

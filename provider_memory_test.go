@@ -1,0 +1,230 @@
+package flagsnap
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/open-feature/go-sdk/openfeature"
+
+	"github.com/flagsnap/flagsnap/evaluator"
+	"github.com/flagsnap/flagsnap/sync"
+)
+
+// brokenDefault loads outside strict mode (color answers PARSE_ERROR) and
+// is rejected whole in strict mode.
+const brokenDefault = `{"flags": {
+  "color": {"state": "ENABLED", "variants": {"red": "red"}, "defaultVariant": "green"},
+  "beta":  {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"}
+}}`
+
+// onMemory returns a provider on a memory source holding flagsV1, already
+// initialised.
+func onMemory(t *testing.T, opts ...Option) (*Provider, *sync.Memory, events) {
+	t.Helper()
+	m, err := sync.NewMemory([]byte(flagsV1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewProvider(append([]Option{WithSource(m)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Shutdown)
+	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+		t.Fatal(err)
+	}
+	return p, m, events{t: t, ch: p.EventChannel()}
+}
+
+func TestWithFlags(t *testing.T) {
+	p, err := NewProvider(WithFlags([]byte(flagsV1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown()
+	begin := time.Now()
+	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+		t.Fatal(err)
+	}
+	// A bound far above what it takes and far below the deadline, which a
+	// provider that waited for its source would sit out.
+	if took := time.Since(begin); took > 100*time.Millisecond {
+		t.Errorf("Init took %v", took)
+	}
+	if c := color(p); c != "red" {
+		t.Errorf("color %q", c)
+	}
+}
+
+func TestWithFlagsRejectsWhatDoesNotLoad(t *testing.T) {
+	var syntax *evaluator.SyntaxError
+	var document *evaluator.DocumentError
+	tests := []struct {
+		name   string
+		doc    string
+		target any
+		msg    string
+	}{
+		{"bad JSON", "{\"flags\": {\n  \"color\": [", &syntax, "flagsnap: WithFlags: invalid JSON at line 2"},
+		{"not a flag set", `{"flag": {}}`, &document, "flagsnap: WithFlags: not a flag set"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := NewProvider(WithFlags([]byte(tt.doc)))
+			if p != nil || !errors.As(err, tt.target) || !strings.HasPrefix(err.Error(), tt.msg) {
+				t.Fatalf("NewProvider = %v, %v; want %q… (a %T)", p, err, tt.msg, tt.target)
+			}
+		})
+	}
+}
+
+// WithFlags runs its source once, like WithSource.
+func TestWithFlagsRunsOnce(t *testing.T) {
+	p, err := NewProvider(WithFlags([]byte(flagsV1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+		t.Fatal(err)
+	}
+	p.Shutdown()
+	err = p.Init(openfeature.EvaluationContext{})
+	var initErr *openfeature.ProviderInitError
+	if !errors.As(err, &initErr) || initErr.ErrorCode != openfeature.ProviderFatalCode || !strings.Contains(initErr.Message, "WithFlags has already run") {
+		t.Fatalf("Init after Shutdown: %v", err)
+	}
+}
+
+// When Set returns, the provider serves the new flags.
+func TestMemorySetIsInForceWhenItReturns(t *testing.T) {
+	p, m, ev := onMemory(t)
+	for i, doc := range []string{flagsV2, flagsV1, flagsV2} {
+		if err := m.Set([]byte(doc)); err != nil {
+			t.Fatal(err)
+		}
+		want := map[bool]string{true: "blue", false: "red"}[i%2 == 0]
+		if c := color(p); c != want {
+			t.Fatalf("Set %d: color %q, want %q", i, c, want)
+		}
+		if e := ev.next(); e.EventType != openfeature.ProviderConfigChange || !equalSets(e.FlagChanges, []string{"color", "limit", "old"}) {
+			t.Fatalf("got %s %v, want CONFIGURATION_CHANGED [color limit old]", e.EventType, e.FlagChanges)
+		}
+	}
+}
+
+func equalSets(a, b []string) bool {
+	return strings.Join(sorted(a), ",") == strings.Join(sorted(b), ",")
+}
+
+// A document the provider rejects is Set's error; the flags in force stay,
+// and the provider reports the rejection as for any source.
+func TestMemorySetReturnsTheProvidersVerdict(t *testing.T) {
+	p, m, ev := onMemory(t, WithStrictValidation())
+	err := m.Set([]byte(brokenDefault))
+	var invalid *evaluator.ValidationError
+	if !errors.As(err, &invalid) || !strings.Contains(err.Error(), `flag "color"`) {
+		t.Fatalf("Set of a document strict mode rejects: %v", err)
+	}
+	if c := color(p); c != "red" {
+		t.Errorf("flags lost: color %q", c)
+	}
+	if e := ev.next(); e.EventType != openfeature.ProviderError || e.ErrorCode != openfeature.ParseErrorCode {
+		t.Fatalf("got %s %s, want ERROR PARSE_ERROR", e.EventType, e.ErrorCode)
+	}
+
+	var syntax *evaluator.SyntaxError
+	if err := m.Set([]byte(`{"flags": {`)); !errors.As(err, &syntax) {
+		t.Fatalf("Set of bad JSON: %v", err)
+	}
+	if e := ev.next(); e.EventType != openfeature.ProviderError {
+		t.Fatalf("got %s, want ERROR", e.EventType)
+	}
+	if err := m.Set([]byte(flagsV2)); err != nil {
+		t.Fatal(err)
+	}
+	ev.recovered("color", "limit", "old")
+}
+
+func TestMemoryLostGoesStaleThenErrorThenReady(t *testing.T) {
+	p, m, ev := onMemory(t, WithRetryGracePeriod(10*time.Millisecond))
+	m.Lost(errors.New("unplugged"))
+	if e := ev.next(); e.EventType != openfeature.ProviderStale || !strings.Contains(e.Message, "unplugged") {
+		t.Fatalf("got %s %q, want STALE", e.EventType, e.Message)
+	}
+	if e := ev.next(); e.EventType != openfeature.ProviderError {
+		t.Fatalf("got %s, want ERROR", e.EventType)
+	}
+	if c := color(p); c != "red" {
+		t.Errorf("flags not served while lost: color %q", c)
+	}
+	if err := m.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	ev.recovered()
+}
+
+// A memory source lost before Init delivers nothing: Init gives up at its
+// deadline, and Restore brings the flags and READY.
+func TestMemoryLostBeforeInit(t *testing.T) {
+	m, err := sync.NewMemory([]byte(flagsV1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Lost(errors.New("unplugged"))
+	p, err := NewProvider(WithSource(m), WithDeadline(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown()
+	if err := p.Init(openfeature.EvaluationContext{}); err == nil || !strings.Contains(err.Error(), "unplugged") {
+		t.Fatalf("Init of a lost source: %v", err)
+	}
+	if err := m.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if c := color(p); c != "red" {
+		t.Errorf("color %q after Restore", c)
+	}
+	ev := events{t: t, ch: p.EventChannel()}
+	ev.recovered("beta", "color", "old")
+}
+
+func TestMemorySetAfterShutdown(t *testing.T) {
+	p, m, ev := onMemory(t)
+	p.Shutdown()
+	done := make(chan error, 1)
+	go func() { done <- m.Set([]byte(flagsV2)) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("Set after Shutdown returned no error")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Set after Shutdown did not return")
+	}
+	m.Lost(nil)
+	if err := m.Restore(); err != nil {
+		t.Error(err)
+	}
+	ev.none(20 * time.Millisecond)
+	if c := color(p); c != "red" {
+		t.Errorf("flags taken after Shutdown: color %q", c)
+	}
+}
+
+// The provider's verdict on flags that come after Shutdown is an error,
+// whatever the source.
+func TestAcceptAfterShutdown(t *testing.T) {
+	p, src, _ := started(t)
+	s := src.sink(t)
+	p.Shutdown()
+	a, ok := s.(sync.Acceptor)
+	if !ok {
+		t.Fatalf("the provider's sink %T is not a sync.Acceptor", s)
+	}
+	if err := a.Accept(update(flagsV2)); !errors.Is(err, errShutDown) {
+		t.Errorf("Accept after Shutdown: %v", err)
+	}
+}
