@@ -148,7 +148,7 @@ func appendScalar(dst []byte, x any) (out []byte, ok bool, err error) {
 	case bool:
 		return appendBool(dst, v), true, nil
 	case string:
-		return appendText(dst, v), true, nil
+		return appendText(dst, validText(v)), true, nil
 	case float64:
 		return appendFloat(dst, v), true, nil
 	case float32:
@@ -201,7 +201,7 @@ func appendScalar(dst []byte, x any) (out []byte, ok bool, err error) {
 	case reflect.Float32, reflect.Float64:
 		return appendFloat(dst, rv.Float()), true, nil
 	case reflect.String:
-		return appendText(dst, rv.String()), true, nil
+		return appendText(dst, validText(rv.String())), true, nil
 	}
 	return dst, false, nil
 }
@@ -264,9 +264,9 @@ func appendInt(dst []byte, i int64) []byte {
 	return appendHead(dst, majorNeg, uint64(^i))
 }
 
-// appendText writes s as a text string, which must be valid UTF-8.
+// appendText writes s as a text string, byte for byte: callers that may
+// hold invalid UTF-8 pass it through validText first.
 func appendText(dst []byte, s string) []byte {
-	s = validText(s)
 	return append(appendHead(dst, majorText, uint64(len(s))), s...)
 }
 

@@ -13,9 +13,11 @@ import (
 const stackBufSize = 320
 
 // HashString returns the bucketing hash of the string s. V3 hashes the CBOR
-// text string holding s (with U+FFFD for each byte that is not valid UTF-8,
-// as AppendCBOR writes it); every other version hashes the bytes of s as
-// they are, as V1 and V2 do. No version allocates for strings of up to 311
+// text string holding s; every other version hashes the bytes of s as they
+// are, as V1 and V2 do. Either way s is taken byte for byte: text that may
+// not be valid UTF-8 goes through HashValue, which makes it valid as
+// AppendCBOR does, or is made valid by the caller (a CBOR text string must
+// be valid UTF-8). No version allocates for strings of up to 311
 // bytes.
 func HashString(v Version, s string) uint32 {
 	if v != V3 {
@@ -32,7 +34,8 @@ func HashString(v Version, s string) uint32 {
 // HashDefault returns the hash of the default bucketing input, used when the
 // operator has no bucketing expression: flagKey+targetingKey concatenated for
 // V1 and V2, the CBOR array [flagKey, targetingKey] for V3. Short inputs are
-// hashed without allocating.
+// hashed without allocating. The keys are taken byte for byte, as by
+// HashString.
 //
 // It does not judge the targeting key: callers return no result when it is
 // missing, and in V3 also when it is empty, before calling.
@@ -77,6 +80,9 @@ func HashValue(v Version, x any) (uint32, error) {
 		return 0, ErrNullInput
 	}
 	if s, ok := x.(string); ok {
+		if v == V3 {
+			s = validText(s)
+		}
 		return HashString(v, s), nil
 	}
 	if v != V3 {
