@@ -25,6 +25,13 @@
 // timestamp), the flag set's enrichment ([FlagSet.WithEnrichment]) and the
 // caller's context.
 //
+// Numbers from the context are float64 to the operators, as JSON makes
+// them for flagd's engine, and any other Go value is read through its JSON
+// form. Fractional v3 alone sees more: a value a var takes from the context
+// is hashed as the caller's Go value, exactly (64-bit integers, float32, a
+// time as a time; see fractional.AppendCBOR), at any depth, while values a
+// rule computes are hashed as the targeting language has them.
+//
 // # Problems
 //
 // A document that is not a flag set is rejected whole ([SyntaxError] with

@@ -251,13 +251,20 @@ func (e *env) fractionalOf(list []value, isList bool) value {
 func (e *env) bucketHash(hasBy bool, by value) (uint32, bool) {
 	v := e.fs.version
 	if hasBy && (by.k != kNull || v == fractional.V3) {
+		if s, ok := by.ref.(string); ok && by.k == kStr {
+			return fractional.HashString(v, s), true
+		}
 		switch {
-		case by.k == kStr:
-			return fractional.HashString(v, by.str()), true
-		case v != fractional.V3, by.k == kNull:
+		case v != fractional.V3:
+			// Before v3 only strings are hashed, a time as its JSON text.
+			if by.k == kStr {
+				return fractional.HashString(v, by.str()), true
+			}
+			return 0, false
+		case by.k == kNull:
 			return 0, false
 		}
-		h, err := fractional.HashValue(v, e.plain(by))
+		h, err := fractional.HashValue(v, e.hashable(by))
 		return h, err == nil
 	}
 	// An empty targeting key is none, as in OpenFeature and in the flagd
@@ -267,4 +274,32 @@ func (e *env) bucketHash(hasBy bool, by value) (uint32, bool) {
 		return 0, false
 	}
 	return fractional.HashDefault(v, e.f.key, tk.str()), true
+}
+
+// hashable is the Go value v3 hashes for v: the caller's own value, as far
+// as v was read from the context unchanged (a number of any Go type, a time,
+// a container with whatever it holds), else v in the targeting language's
+// model, where numbers a rule computed are float64.
+func (e *env) hashable(v value) any {
+	switch v.k {
+	case kNum:
+		if v.ref != nil {
+			return v.ref
+		}
+		return v.n
+	case kStr:
+		if t, ok := v.ref.(*goText); ok {
+			return t.x
+		}
+		return v.str()
+	case kBool:
+		return v.b
+	case kArr:
+		if _, computed := v.ref.([]value); !computed {
+			return v.ref
+		}
+	case kObj:
+		return v.ref
+	}
+	return e.toAny(v)
 }

@@ -149,3 +149,39 @@ func describeErr(err error) string {
 	}
 	return fmt.Sprintf("%T: %v", err, err)
 }
+
+// plain converts a result into pure JSON form (nil, bool, float64, string,
+// []any, map[string]any) all the way down, as the reference engine's
+// results are, for comparing the two. It copies containers.
+func (e *env) plain(v value) any {
+	switch v.k {
+	case kArr:
+		n := arrLen(v)
+		out := make([]any, n)
+		for i := range n {
+			out[i] = e.plain(arrAt(v, i))
+		}
+		return out
+	case kObj:
+		switch t := v.ref.(type) {
+		case map[string]any:
+			out := make(map[string]any, len(t))
+			for k, x := range t {
+				out[jsonText(k)] = e.plain(fromAny(x))
+			}
+			return out
+		case map[string]string:
+			out := make(map[string]any, len(t))
+			for k, s := range t {
+				out[jsonText(k)] = jsonText(s)
+			}
+			return out
+		}
+		return map[string]any{}
+	case kRoot, kFlagd, kReduce:
+		return e.plain(fromAny(e.toAny(v)))
+	case kNum:
+		return v.n
+	}
+	return e.toAny(v)
+}

@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/json"
 	"math"
@@ -47,13 +48,35 @@ type value struct {
 	// a kArr or kObj, or the state of a kReduce. Keeping strings here rather
 	// than in a field of their own makes value 32 bytes instead of 48, which
 	// is most of the cost of passing values around.
+	//
+	// A kNum read from a caller's context keeps the caller's Go value here
+	// (again the interface value itself, so at no cost), and a kStr that
+	// stands for a Go value other than a string keeps a *goText: typed
+	// hashing must see the caller's value exactly, where the rest of the
+	// language sees the float64 or the JSON text.
 	ref any
+}
+
+// goText is the JSON text of a caller's Go value that is not a string (a
+// time, a named type, a type that marshals itself), with the value.
+type goText struct {
+	s string
+	x any
 }
 
 // str is the string of a kStr value.
 func (v value) str() string {
-	s, _ := v.ref.(string)
-	return s
+	if s, ok := v.ref.(string); ok {
+		return s
+	}
+	return v.goStr()
+}
+
+func (v value) goStr() string {
+	if t, ok := v.ref.(*goText); ok {
+		return t.s
+	}
+	return ""
 }
 
 var (
@@ -72,7 +95,7 @@ func objVal(m map[string]any) value { return value{k: kObj, ref: m} }
 // flag document into a value, seeing it exactly as flagd's engine does after
 // its JSON round trip of the context. Scalars and the common container types
 // are read in place; anything else is normalised through encoding/json once,
-// when the rule reads it.
+// when the rule reads it. Numbers keep x itself too, for typed hashing.
 func fromAny(x any) value {
 	// Context attributes are mostly strings; checking for them first is
 	// cheaper than the full type switch. Keeping x itself, rather than the
@@ -92,32 +115,32 @@ func fromAny(x any) value {
 	case bool:
 		return value{k: kBool, b: t}
 	case float64:
-		return value{k: kNum, n: t}
+		return value{k: kNum, n: t, ref: x}
 	case int:
-		return value{k: kNum, n: float64(t)}
+		return value{k: kNum, n: float64(t), ref: x}
 	case int64:
-		return value{k: kNum, n: float64(t)}
+		return value{k: kNum, n: float64(t), ref: x}
 	case int32:
-		return value{k: kNum, n: float64(t)}
+		return value{k: kNum, n: float64(t), ref: x}
 	case int16:
-		return value{k: kNum, n: float64(t)}
+		return value{k: kNum, n: float64(t), ref: x}
 	case int8:
-		return value{k: kNum, n: float64(t)}
+		return value{k: kNum, n: float64(t), ref: x}
 	case uint:
-		return value{k: kNum, n: float64(t)}
+		return value{k: kNum, n: float64(t), ref: x}
 	case uint64:
-		return value{k: kNum, n: float64(t)}
+		return value{k: kNum, n: float64(t), ref: x}
 	case uint32:
-		return value{k: kNum, n: float64(t)}
+		return value{k: kNum, n: float64(t), ref: x}
 	case uint16:
-		return value{k: kNum, n: float64(t)}
+		return value{k: kNum, n: float64(t), ref: x}
 	case uint8:
-		return value{k: kNum, n: float64(t)}
+		return value{k: kNum, n: float64(t), ref: x}
 	case float32:
-		return value{k: kNum, n: float32AsJSON(t)}
+		return value{k: kNum, n: float32AsJSON(t), ref: x}
 	case json.Number:
 		f, _ := strconv.ParseFloat(string(t), 64)
-		return value{k: kNum, n: f}
+		return value{k: kNum, n: f, ref: x}
 	case []any:
 		return container(kArr, x, t == nil)
 	case map[string]any:
@@ -139,7 +162,33 @@ func fromAny(x any) value {
 	case engineInt:
 		return value{k: kNum, goInt: true, n: float64(t)}
 	}
-	return fromAny(normalizeSlow(x))
+	return fromGo(x)
+}
+
+// fromGo reads any other Go value through its JSON form. A number or a
+// string keeps x for typed hashing, which takes a named type by its kind and
+// a time as a time; containers need not, as their JSON form keeps their
+// elements (see normalizeSlow).
+func fromGo(x any) value {
+	v := fromAny(normalizeSlow(x))
+	switch v.k {
+	case kNum:
+		v.ref = x
+	case kStr:
+		v.ref = &goText{s: v.str(), x: x}
+	}
+	return v
+}
+
+// intVal is an integer from a caller's typed slice. One that float64
+// cannot hold exactly keeps its value for typed hashing; only those are
+// boxed, which allocates.
+func intVal(i int64) value {
+	f := float64(i)
+	if f >= 0x1p63 || int64(f) != i {
+		return value{k: kNum, n: f, ref: i}
+	}
+	return value{k: kNum, n: f}
 }
 
 // engineInt is a goInt number once toAny has put it into a container (the
@@ -204,7 +253,9 @@ func float32AsJSON(f float32) float64 {
 // normalizeSlow turns any other Go value (structs, pointers, time.Time,
 // named types, maps with non-string keys…) into the plain JSON form that
 // flagd's engine would have seen. Values encoding/json cannot encode become
-// null.
+// null. Slices and maps with string keys keep their elements as they are,
+// and numbers read back from JSON are json.Number, so that typed hashing
+// still sees every number exactly.
 func normalizeSlow(x any) any {
 	switch x.(type) {
 	case json.Marshaler, encoding.TextMarshaler:
@@ -245,8 +296,10 @@ func viaJSON(x any) any {
 	if err != nil {
 		return nil
 	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
 	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
+	if err := dec.Decode(&out); err != nil {
 		return nil
 	}
 	return out
@@ -285,9 +338,9 @@ func arrAt(v value, i int) value {
 	case []float64:
 		return value{k: kNum, n: t[i]}
 	case []int:
-		return value{k: kNum, n: float64(t[i])}
+		return intVal(int64(t[i]))
 	case []int64:
-		return value{k: kNum, n: float64(t[i])}
+		return intVal(t[i])
 	case []bool:
 		return value{k: kBool, b: t[i]}
 	}
@@ -507,41 +560,4 @@ func toInt(f float64) int {
 		return math.MinInt64
 	}
 	return int(f)
-}
-
-// plain converts a value into pure JSON form (nil, bool, float64, string,
-// []any, map[string]any) all the way down, as another language's provider
-// would see it after decoding the same JSON. Typed hashing and returned
-// objects need this; it copies containers.
-func (e *env) plain(v value) any {
-	switch v.k {
-	case kArr:
-		n := arrLen(v)
-		out := make([]any, n)
-		for i := range n {
-			out[i] = e.plain(arrAt(v, i))
-		}
-		return out
-	case kObj:
-		switch t := v.ref.(type) {
-		case map[string]any:
-			out := make(map[string]any, len(t))
-			for k, x := range t {
-				out[jsonText(k)] = e.plain(fromAny(x))
-			}
-			return out
-		case map[string]string:
-			out := make(map[string]any, len(t))
-			for k, s := range t {
-				out[jsonText(k)] = jsonText(s)
-			}
-			return out
-		}
-		return map[string]any{}
-	case kRoot, kFlagd, kReduce:
-		return e.plain(fromAny(e.toAny(v)))
-	case kNum:
-		return v.n
-	}
-	return e.toAny(v)
 }
