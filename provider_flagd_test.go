@@ -9,7 +9,7 @@ import (
 
 	"github.com/open-feature/go-sdk/openfeature"
 
-	"github.com/flagsnap/flagsnap/e2e/syncserver"
+	"github.com/flagsnap/flagsnap/syncserver"
 )
 
 // A flag file with what flagd re-encodes: flags without a default variant

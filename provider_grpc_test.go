@@ -18,7 +18,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
-	"github.com/flagsnap/flagsnap/e2e/syncserver"
+	"github.com/flagsnap/flagsnap/syncserver"
 )
 
 // serve starts a sync server on a loopback port.

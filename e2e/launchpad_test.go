@@ -11,7 +11,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/flagsnap/flagsnap/e2e/syncserver"
+	"github.com/flagsnap/flagsnap/syncserver"
 )
 
 // launchpad is one scenario's flag origin, as the testbed's control program

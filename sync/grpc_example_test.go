@@ -6,8 +6,8 @@ import (
 	"log"
 	"time"
 
-	"github.com/flagsnap/flagsnap/e2e/syncserver"
 	"github.com/flagsnap/flagsnap/sync"
+	"github.com/flagsnap/flagsnap/syncserver"
 )
 
 // printOnce prints the first flag set and its sync context, then stops the

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/flagsnap/flagsnap/e2e/syncserver"
+	"github.com/flagsnap/flagsnap/syncserver"
 )
 
 // Streams that a server ends in an orderly way are reopened at once and are

@@ -23,7 +23,7 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 
 	"github.com/flagsnap/flagsnap"
-	"github.com/flagsnap/flagsnap/e2e/syncserver"
+	"github.com/flagsnap/flagsnap/syncserver"
 )
 
 func main() {

@@ -1,6 +1,8 @@
-// Package syncserver is a flagd sync server for tests and examples: a real
-// gRPC server implementing flagd.sync.v1.FlagSyncService whose flag sets,
-// sync context, metadata and failure modes are set from Go.
+// Package syncserver is a flagd sync server to embed in your own tests and
+// examples, and the server behind `flagsnap serve`: a real gRPC server
+// implementing flagd.sync.v1.FlagSyncService whose flag sets, sync context,
+// metadata and failure modes are set from Go. It lets a provider in
+// in-process mode be tried and tested without running the flagd daemon.
 //
 // A test builds a [Server] with [New], starts it with [Server.ListenTCP] or
 // [Server.ListenUnix] and points a client at [Server.Addr]. Changing a flag

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/flagsnap/flagsnap/e2e/syncserver"
+	"github.com/flagsnap/flagsnap/syncserver"
 )
 
 func Example() {
