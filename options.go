@@ -122,6 +122,7 @@ type config struct {
 	Config
 
 	source      sync.Source
+	flags       []byte // WithFlags' document, compiled by NewProvider
 	enricher    func(map[string]any) map[string]any
 	logger      *slog.Logger
 	dialOptions []grpc.DialOption
@@ -197,8 +198,8 @@ func (c *config) resolve() {
 }
 
 // NewConfig works out the configuration NewProvider would use, without
-// building a provider: the options and variables are checked, the CA file
-// and the status code names are not.
+// building a provider: the options and variables are checked, the CA file,
+// the status code names and the flags of WithFlags are not.
 func NewConfig(opts ...Option) (Config, error) {
 	c, err := buildConfig(opts)
 	if err != nil {
@@ -271,28 +272,24 @@ func WithSource(s sync.Source) Option {
 			c.fail("WithSource: the source is nil")
 			return
 		}
-		c.source = s
+		c.source, c.flags = s, nil
 	}
 }
 
 // WithFlags serves doc, a flag document in JSON or YAML held in memory,
-// whatever the resolver: a shorthand for WithSource with a sync.Memory
-// holding doc, for tests and for programs that build their flags
-// themselves. Init returns as soon as the flags are compiled, with no file
-// or network in the way. A document that does not load is an error from
-// NewProvider. To change the flags later, give WithSource a sync.Memory
-// and call its Set; like any source given with WithSource, the provider
-// runs it once.
+// whatever the resolver, for tests and for programs that build their
+// flags themselves. NewProvider compiles it with the provider's options,
+// so a document that does not load is its error, and Init has nothing
+// left to wait for. To change the flags later, give WithSource a
+// sync.Memory instead and call its Set. WithFlags and WithSource replace
+// each other: the last one given wins.
 func WithFlags(doc []byte) Option {
 	return func(c *config) {
-		m, err := sync.NewMemory(doc)
-		if err != nil {
-			// Unwrapped from NewMemory's own prefix, and kept with %w so
-			// that errors.As finds the evaluator's typed error.
-			c.fail("WithFlags: %w", errors.Unwrap(err))
+		if doc == nil {
+			c.fail("WithFlags: the document is nil")
 			return
 		}
-		c.source = m
+		c.flags, c.source = slices.Clone(doc), nil
 	}
 }
 

@@ -31,6 +31,7 @@ type Provider struct {
 	loadOpts   []evaluator.Option
 	snap       atomic.Pointer[evaluator.FlagSet]
 	events     *emitter
+	fixed      *fixedFlags // the flags of WithFlags, compiled by NewProvider
 
 	mu  stdsync.Mutex // guards run and sourceRan across Init and Shutdown
 	run *run
@@ -53,7 +54,7 @@ func NewProvider(opts ...Option) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("flagsnap: %w", err)
 	}
-	if cfg.source == nil && cfg.Resolver == ResolverRPC {
+	if cfg.source == nil && cfg.flags == nil && cfg.Resolver == ResolverRPC {
 		return nil, fmt.Errorf("flagsnap: the rpc resolver (flagd's default) asks flagd for every evaluation, and flagsnap evaluates in-process: "+
 			"use WithResolver(ResolverInProcess) (%s=in-process) to follow a sync server, or WithFile (%s)", EnvResolver, EnvOfflineFlagSourcePath)
 	}
@@ -65,6 +66,13 @@ func NewProvider(opts ...Option) (*Provider, error) {
 	p.loadOpts = []evaluator.Option{evaluator.WithFractionalVersion(cfg.FractionalVersion), evaluator.WithLogger(cfg.logger)}
 	if cfg.StrictValidation {
 		p.loadOpts = append(p.loadOpts, evaluator.WithStrict())
+	}
+	if cfg.flags != nil {
+		fixed, err := p.compileFixed(cfg.flags)
+		if err != nil {
+			return nil, fmt.Errorf("flagsnap: WithFlags: %w", err)
+		}
+		p.fixed = fixed
 	}
 	// Building the source checks what only it can check (a readable CA
 	// file, a target gRPC accepts) now rather than at Init. It does not
@@ -118,7 +126,7 @@ func (p *Provider) InitWithContext(ctx context.Context, _ openfeature.Evaluation
 		src, err := p.newSource()
 		if err == nil && p.cfg.source != nil {
 			if p.sourceRan {
-				err = errors.New("flagsnap: the source given with WithSource or WithFlags has already run, and a source runs once: build a new provider to start again")
+				err = errors.New("flagsnap: the source given with WithSource has already run, and a source runs once: build a new provider to start again")
 			}
 			p.sourceRan = true
 		}
@@ -175,6 +183,8 @@ func (p *Provider) newSource() (sync.Source, error) {
 	switch {
 	case c.source != nil:
 		return c.source, nil
+	case p.fixed != nil:
+		return p.fixed, nil
 	case c.Resolver == ResolverFile:
 		return sync.NewFile(sync.FileConfig{Path: c.OfflineFlagSourcePath, PollInterval: c.OfflinePollInterval, Logger: c.logger})
 	}
@@ -409,12 +419,18 @@ func (s *sink) Update(u sync.Update) { _ = s.Accept(u) }
 // passes on the provider's own verdict, load options included.
 func (s *sink) Accept(u sync.Update) error {
 	r := (*run)(s)
-	p := r.p
-	set, err := p.compile(u.Flags, u.SyncContext)
+	set, err := r.p.compile(u.Flags, u.SyncContext)
 	if err != nil {
 		r.rejected(u.Origin, err)
 		return err
 	}
+	return s.put(set, u)
+}
+
+// put puts set, compiled from u, in force, unless the run has ended.
+func (s *sink) put(set *evaluator.FlagSet, u sync.Update) error {
+	r := (*run)(s)
+	p := r.p
 	changes, ok := r.accept(set, u.Origin)
 	if !ok {
 		return errShutDown

@@ -1,6 +1,7 @@
 package flagsnap
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -80,20 +81,83 @@ func TestWithFlagsRejectsWhatDoesNotLoad(t *testing.T) {
 	}
 }
 
-// WithFlags runs its source once, like WithSource.
-func TestWithFlagsRunsOnce(t *testing.T) {
+// Unlike a source given with WithSource, the flags of WithFlags serve
+// every Init.
+func TestWithFlagsInitAgainAfterShutdown(t *testing.T) {
 	p, err := NewProvider(WithFlags([]byte(flagsV1)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer p.Shutdown()
+	for i := range 3 {
+		if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+			t.Fatalf("Init %d: %v", i+1, err)
+		}
+		if c := color(p); c != "red" {
+			t.Errorf("Init %d: color %q", i+1, c)
+		}
+		p.Shutdown()
+	}
+}
+
+// The flags are compiled by NewProvider with the provider's own options:
+// strict mode's verdict is NewProvider's error, enrichment is applied.
+func TestWithFlagsUsesTheProvidersOptions(t *testing.T) {
+	_, err := NewProvider(WithFlags([]byte(brokenDefault)), WithStrictValidation())
+	var invalid *evaluator.ValidationError
+	if !errors.As(err, &invalid) || !strings.HasPrefix(err.Error(), "flagsnap: WithFlags: ") {
+		t.Fatalf("NewProvider in strict mode: %v", err)
+	}
+
+	p, err := NewProvider(WithFlags([]byte(flagsV1)), WithContextEnricher(func(map[string]any) map[string]any {
+		return map[string]any{"tier": "gold"}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown()
 	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
 		t.Fatal(err)
 	}
-	p.Shutdown()
-	err = p.Init(openfeature.EvaluationContext{})
-	var initErr *openfeature.ProviderInitError
-	if !errors.As(err, &initErr) || initErr.ErrorCode != openfeature.ProviderFatalCode || !strings.Contains(initErr.Message, "WithFlags has already run") {
-		t.Fatalf("Init after Shutdown: %v", err)
+	if v := p.BooleanEvaluation(context.Background(), "beta", false, nil); !v.Value || v.Variant != "on" {
+		t.Errorf("beta without the enrichment: %+v", v)
+	}
+}
+
+// WithFlags and WithSource replace each other; WithFlags needs no
+// resolver, even when the environment asks for rpc.
+func TestWithFlagsAndWithSource(t *testing.T) {
+	t.Setenv(EnvResolver, "rpc")
+	src := newFakeSource()
+	p, err := NewProvider(WithSource(src), WithFlags([]byte(flagsV2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown()
+	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+		t.Fatal(err)
+	}
+	if c := color(p); c != "blue" || src.runs.Load() != 0 {
+		t.Errorf("WithFlags after WithSource: color %q, source runs %d", c, src.runs.Load())
+	}
+
+	p2, err := NewProvider(WithFlags([]byte(flagsV2)), WithSource(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p2.Shutdown()
+	done := make(chan error, 1)
+	go func() { done <- p2.Init(openfeature.EvaluationContext{}) }()
+	src.sink(t).Update(update(flagsV1))
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if c := color(p2); c != "red" {
+		t.Errorf("WithSource after WithFlags: color %q", c)
+	}
+
+	if _, err := NewProvider(WithFlags(nil)); err == nil || !strings.Contains(err.Error(), "WithFlags: the document is nil") {
+		t.Errorf("WithFlags(nil): %v", err)
 	}
 }
 

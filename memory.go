@@ -1,0 +1,33 @@
+package flagsnap
+
+import (
+	"context"
+
+	"github.com/flagsnap/flagsnap/evaluator"
+	"github.com/flagsnap/flagsnap/sync"
+)
+
+// fixedFlags is the source of WithFlags: a flag document compiled once by
+// NewProvider and put in force by every Init, with nothing to read, wait
+// for or compile on the way.
+type fixedFlags struct {
+	set    *evaluator.FlagSet
+	update sync.Update // what set was compiled from, for the cache file
+}
+
+func (p *Provider) compileFixed(doc []byte) (*fixedFlags, error) {
+	set, err := p.compile(doc, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &fixedFlags{set: set, update: sync.Update{Flags: doc, Origin: sync.MemoryOrigin}}, nil
+}
+
+// Run hands the compiled flags to the provider's sink, the only sink it is
+// ever given, and holds them until ctx is done. Unlike other sources it
+// can run again, for an Init after Shutdown.
+func (f *fixedFlags) Run(ctx context.Context, s sync.Sink) error {
+	_ = s.(*sink).put(f.set, f.update)
+	<-ctx.Done()
+	return nil
+}
