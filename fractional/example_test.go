@@ -3,6 +3,7 @@ package fractional_test
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/flagsnap/flagsnap/fractional"
 )
@@ -51,6 +52,36 @@ func ExampleHashValue() {
 	// float64 42 -> bucket 0
 	// string 42 -> bucket 1
 	// fractional: bucketing value is null
+}
+
+// V3 hashes the caller's Go value exactly, so a 64-bit id or a float32
+// lands where the same value does in a provider in any language, and not
+// where the number JSON would carry for it lands. A time is tag 1 over its
+// epoch seconds.
+func ExampleHashValue_exact() {
+	table, err := fractional.NewTable([]float64{50, 30, 20})
+	if err != nil {
+		panic(err)
+	}
+	variants := []string{"a", "b", "c"}
+	for _, x := range []any{int64(9223372036854775807), float32(272180.5625), 9223372036854775808.0, 272180.56} {
+		h, err := fractional.HashValue(fractional.V3, x)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%T %v -> %s\n", x, x, variants[table.Pick(fractional.V3, h)])
+	}
+	b, err := fractional.AppendCBOR(nil, time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%x\n", b)
+	// Output:
+	// int64 9223372036854775807 -> a
+	// float32 272180.56 -> a
+	// float64 9.223372036854776e+18 -> b
+	// float64 272180.56 -> b
+	// c11a65920080
 }
 
 func ExampleAppendCBOR() {
