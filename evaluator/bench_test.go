@@ -28,6 +28,8 @@ const benchDoc = `{
       "targeting": {"fractional": [["a", 50], ["b", 50]]}},
     "fractional8": {"state": "ENABLED", "variants": {"a": "a", "b": "b", "c": "c", "d": "d", "e": "e", "f": "f", "g": "g", "h": "h"}, "defaultVariant": "a",
       "targeting": {"fractional": [{"var": "user.id"}, ["a", 10], ["b", 10], ["c", 10], ["d", 10], ["e", 15], ["f", 15], ["g", 15], ["h", 15]]}},
+    "fractionalnum": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
+      "targeting": {"fractional": [{"var": "user.num"}, ["a", 50], ["b", 50]]}},
     "semver": {"state": "ENABLED", "variants": {"new": "new", "old": "old"}, "defaultVariant": "old",
       "targeting": {"if": [{"sem_ver": [{"var": "appVersion"}, ">=", "2.4.0"]}, "new", "old"]}},
     "startswith": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
@@ -44,7 +46,7 @@ func benchContexts() map[string]map[string]any {
 		"plan":         "pro",
 		"beta":         true,
 		"appVersion":   "2.5.1",
-		"user":         map[string]any{"id": "u-12345"},
+		"user":         map[string]any{"id": "u-12345", "num": int64(1) << 60},
 	}
 	large := make(map[string]any, 140)
 	maps.Copy(large, small)
@@ -63,6 +65,10 @@ func BenchmarkResolve(b *testing.B) {
 			flags = nil // only fractional depends on the version
 		}
 		flags = append(flags, "fractional2", "fractional8")
+		if v == fractional.V3 {
+			// Only v3 buckets by a number.
+			flags = append(flags, "fractionalnum")
+		}
 		for _, key := range flags {
 			for _, size := range []string{"small", "large"} {
 				ctx := ctxs[size]

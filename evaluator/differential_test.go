@@ -40,6 +40,11 @@ import (
 //     engine from the element;
 //   - NaN and infinities in the data, which JSON cannot carry.
 //
+// Numbers JSON cannot carry exactly (integers beyond 2^53, most float32s)
+// are generated, but in v3 a rule may bucket by them, and we hash the
+// caller's value where flagd hashes its JSON form: for v3 rules with
+// fractional, compareWithOracle gives both engines the JSON form.
+//
 // Nor is a set on an empty object, whose one-key result the reference
 // engine runs as a rule (see diffSetKeepsSize): that is a defect of the
 // reference engine, not a semantics to reproduce.
