@@ -1,0 +1,26 @@
+// Package flagsnaptest gives tests OpenFeature clients whose flags come
+// from memory, with no file, no server and no waiting.
+//
+// Each call to [Client] or [New] builds a provider of its own, on a
+// [github.com/flagsnap/flagsnap/sync.Memory] source, and binds it to an OpenFeature API of its own (the
+// SDK's isolated API), so tests that run in parallel each see their own
+// flags. The provider and the API are shut down when the test ends.
+//
+//	func TestCheckout(t *testing.T) {
+//		t.Parallel()
+//		client := flagsnaptest.Client(t, []byte(`{"flags": {"new-checkout": {
+//			"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"}}}`))
+//		if got := Checkout(client); got != "new" {
+//			t.Errorf("Checkout = %q", got)
+//		}
+//	}
+//
+// The code under test must take its client (or the API) from the test, not
+// from OpenFeature's global functions: a global provider is one for the
+// whole process, which parallel tests cannot share.
+//
+// [Flags.Set] changes the flags in the middle of a test; when it returns,
+// the next evaluation sees the new flags. [Flags.Lost] and [Flags.Restore]
+// simulate a source that goes away and comes back, and return once the
+// client reports it.
+package flagsnaptest
