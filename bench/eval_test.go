@@ -1,0 +1,126 @@
+package bench
+
+import (
+	"context"
+	"testing"
+
+	"github.com/open-feature/go-sdk/openfeature"
+
+	"github.com/flagsnap/flagsnap/fractional"
+)
+
+// row is one evaluation of the matrix.
+type row struct {
+	id   string
+	flag string
+	ctx  openfeature.FlattenedContext
+	str  bool // a string flag; the others are boolean
+}
+
+var evalRows = []row{
+	{"E1_static_empty", "static", emptyCtx, false},
+	{"E2_static_small", "static", smallCtx, false},
+	{"E3_static_large", "static", largeCtx, false},
+	{"E4_simple_small", "simple", smallCtx, false},
+	{"E5_simple_large", "simple", largeCtx, false},
+	{"E6_complex_small", "complex", smallCtx, true},
+	{"E7_complex_large", "complex", largeCtx, true},
+	{"E8_match", "role", smallCtx, true},
+	{"E9_no_match", "role", noMatchCtx, true},
+	{"E10_disabled", "disabled", emptyCtx, false},
+	{"E11_missing", "missing", emptyCtx, false},
+}
+
+var opRows = []row{
+	{"O1_fractional2", "frac2", fracCtx, true},
+	{"O2_fractional8", "frac8", fracCtx, true},
+	{"O1s_fractional2_string", "frac2s", fracCtx, true},
+	{"O2s_fractional8_string", "frac8s", fracCtx, true},
+	{"O3_semver_eq", "semverEq", semverEqCtx, false},
+	{"O4_semver_range", "semverRange", semverRangeCtx, false},
+	{"O5_starts_with", "startsWith", startsWithCtx, false},
+	{"O6_ends_with", "endsWith", endsWithCtx, false},
+}
+
+var fractionalRows = map[string]bool{"frac2": true, "frac8": true, "frac2s": true, "frac8s": true}
+
+func run(b *testing.B, p resolver, r row) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	if r.str {
+		for b.Loop() {
+			p.StringEvaluation(ctx, r.flag, "", r.ctx)
+		}
+		return
+	}
+	for b.Loop() {
+		p.BooleanEvaluation(ctx, r.flag, false, r.ctx)
+	}
+}
+
+// BenchmarkProviderNoAlloc is every E and O row at the provider's methods,
+// as OpenFeature calls them. None may allocate. The fractional rows run in
+// each bucketing version.
+func BenchmarkProviderNoAlloc(b *testing.B) {
+	p, _ := provider(b, []byte(evalFlags), fractional.V2)
+	for _, r := range evalRows {
+		b.Run(r.id, func(b *testing.B) { run(b, p, r) })
+	}
+	for _, v := range []fractional.Version{fractional.V1, fractional.V2, fractional.V3} {
+		pv, _ := provider(b, []byte(evalFlags), v)
+		for _, r := range opRows {
+			if !fractionalRows[r.flag] && v != fractional.V2 {
+				continue
+			}
+			name := r.id
+			if fractionalRows[r.flag] {
+				name += "_" + v.String()
+			}
+			b.Run(name, func(b *testing.B) { run(b, pv, r) })
+		}
+	}
+}
+
+// BenchmarkFloor is the same rows on the floor provider.
+func BenchmarkFloor(b *testing.B) {
+	f := newFloor()
+	for _, r := range append(append([]row{}, evalRows...), opRows...) {
+		b.Run(r.id, func(b *testing.B) { run(b, f, r) })
+	}
+}
+
+// BenchmarkClient is the rows through an OpenFeature client, for flagsnap
+// and for the floor provider behind the same client: the difference is
+// what flagsnap adds to OpenFeature's own work.
+func BenchmarkClient(b *testing.B) {
+	p, _ := provider(b, []byte(evalFlags), fractional.V2)
+	for _, pr := range []struct {
+		name string
+		p    openfeature.FeatureProvider
+	}{{"flagsnap", p}, {"floor", newFloor()}} {
+		domain := "bench-" + pr.name
+		if err := openfeature.SetNamedProviderAndWait(domain, pr.p); err != nil {
+			b.Fatal(err)
+		}
+		client := openfeature.NewClient(domain)
+		ctx := context.Background()
+		for _, r := range append(append([]row{}, evalRows...), opRows...) {
+			ec := toEvalCtx(r.ctx)
+			b.Run(pr.name+"/"+r.id, func(b *testing.B) {
+				b.ReportAllocs()
+				if r.str {
+					for b.Loop() {
+						_, _ = client.StringValueDetails(ctx, r.flag, "", ec)
+					}
+					return
+				}
+				for b.Loop() {
+					_, _ = client.BooleanValueDetails(ctx, r.flag, false, ec)
+				}
+			})
+		}
+		if err := openfeature.SetNamedProviderAndWait(domain, openfeature.NoopProvider{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

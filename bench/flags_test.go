@@ -1,0 +1,147 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/open-feature/go-sdk/openfeature"
+)
+
+// evalFlags are the flags of the evaluation and operator rows, in the
+// shapes of the cross-language benchmark standard. The fractional flags
+// "frac2"/"frac8" are the standard's configurations, whose first element
+// [{"var": "targetingKey"}] is a bucket (weight 1) whose variant is an
+// expression; "frac2s"/"frac8s" bucket by a string value, the common form.
+const evalFlags = `{"flags": {
+  "static": {"state": "ENABLED", "defaultVariant": "on", "variants": {"on": true, "off": false}},
+  "simple": {"state": "ENABLED", "defaultVariant": "off", "variants": {"on": true, "off": false},
+    "targeting": {"if": [{"==": [{"var": "tier"}, "premium"]}, "on", "off"]}},
+  "complex": {"state": "ENABLED", "defaultVariant": "basic",
+    "variants": {"premium": "premium-tier", "standard": "standard-tier", "basic": "basic-tier"},
+    "targeting": {"if": [
+      {"and": [{"==": [{"var": "tier"}, "premium"]}, {">": [{"var": "score"}, 90]}]},
+      "premium",
+      {"if": [{"or": [{"==": [{"var": "tier"}, "standard"]}, {">": [{"var": "score"}, 50]}]}, "standard", "basic"]}]}},
+  "role": {"state": "ENABLED", "defaultVariant": "user", "variants": {"admin": "admin-value", "user": "user-value"},
+    "targeting": {"if": [{"==": [{"var": "role"}, "admin"]}, "admin", null]}},
+  "disabled": {"state": "DISABLED", "defaultVariant": "on", "variants": {"on": true, "off": false}},
+  "frac2": {"state": "ENABLED", "defaultVariant": "control", "variants": {"control": "control", "treatment": "treatment"},
+    "targeting": {"fractional": [[{"var": "targetingKey"}], ["control", 50], ["treatment", 50]]}},
+  "frac8": {"state": "ENABLED", "defaultVariant": "v1",
+    "variants": {"v1": "v1", "v2": "v2", "v3": "v3", "v4": "v4", "v5": "v5", "v6": "v6", "v7": "v7", "v8": "v8"},
+    "targeting": {"fractional": [[{"var": "targetingKey"}],
+      ["v1", 12], ["v2", 13], ["v3", 12], ["v4", 13], ["v5", 12], ["v6", 13], ["v7", 12], ["v8", 13]]}},
+  "frac2s": {"state": "ENABLED", "defaultVariant": "control", "variants": {"control": "control", "treatment": "treatment"},
+    "targeting": {"fractional": [{"var": "targetingKey"}, ["control", 50], ["treatment", 50]]}},
+  "frac8s": {"state": "ENABLED", "defaultVariant": "v1",
+    "variants": {"v1": "v1", "v2": "v2", "v3": "v3", "v4": "v4", "v5": "v5", "v6": "v6", "v7": "v7", "v8": "v8"},
+    "targeting": {"fractional": [{"var": "targetingKey"},
+      ["v1", 12], ["v2", 13], ["v3", 12], ["v4", 13], ["v5", 12], ["v6", 13], ["v7", 12], ["v8", 13]]}},
+  "semverEq": {"state": "ENABLED", "defaultVariant": "off", "variants": {"on": true, "off": false},
+    "targeting": {"if": [{"sem_ver": [{"var": "version"}, "=", "1.2.3"]}, "on", "off"]}},
+  "semverRange": {"state": "ENABLED", "defaultVariant": "off", "variants": {"on": true, "off": false},
+    "targeting": {"if": [{"sem_ver": [{"var": "version"}, "^", "1.2.0"]}, "on", "off"]}},
+  "startsWith": {"state": "ENABLED", "defaultVariant": "off", "variants": {"on": true, "off": false},
+    "targeting": {"if": [{"starts_with": [{"var": "email"}, "admin"]}, "on", "off"]}},
+  "endsWith": {"state": "ENABLED", "defaultVariant": "off", "variants": {"on": true, "off": false},
+    "targeting": {"if": [{"ends_with": [{"var": "email"}, "@example.com"]}, "on", "off"]}}
+}}`
+
+// changedEvalFlags is evalFlags with one flag's default variant changed.
+var changedEvalFlags = strings.Replace(evalFlags, `"defaultVariant": "on", "variants": {"on": true, "off": false}},
+  "simple"`, `"defaultVariant": "off", "variants": {"on": true, "off": false}},
+  "simple"`, 1)
+
+var (
+	emptyCtx = openfeature.FlattenedContext{}
+	smallCtx = openfeature.FlattenedContext{
+		"targetingKey": "user-123", "tier": "premium", "role": "admin", "region": "us-east", "score": 85,
+	}
+	largeCtx = func() openfeature.FlattenedContext {
+		c := openfeature.FlattenedContext{}
+		for k, v := range smallCtx {
+			c[k] = v
+		}
+		rng := rand.New(rand.NewPCG(42, 42))
+		for i := range 100 {
+			key := fmt.Sprintf("attr_%d", i)
+			switch rng.IntN(3) {
+			case 0:
+				c[key] = fmt.Sprintf("value-%d", i)
+			case 1:
+				c[key] = rng.IntN(1000)
+			default:
+				c[key] = rng.IntN(2) == 0
+			}
+		}
+		return c
+	}()
+	noMatchCtx = openfeature.FlattenedContext{
+		"targetingKey": "user-123", "tier": "basic", "role": "viewer", "region": "us-east", "score": 10,
+	}
+	fracCtx        = openfeature.FlattenedContext{"targetingKey": "user-123"}
+	semverEqCtx    = openfeature.FlattenedContext{"version": "1.2.3"}
+	semverRangeCtx = openfeature.FlattenedContext{"version": "1.5.0"}
+	startsWithCtx  = openfeature.FlattenedContext{"email": "admin@example.com"}
+	endsWithCtx    = openfeature.FlattenedContext{"email": "user@example.com"}
+)
+
+// generate builds a flag set of n flags from a seeded generator, in the
+// standard's proportions: 60% static, 25% a single == or in on one
+// attribute, 15% nested and/or with 3-5 conditions, fractional or sem_ver.
+// salt changes the content (not the keys) of one flag, for updates.
+func generate(n int, salt int) []byte {
+	rng := rand.New(rand.NewPCG(42, uint64(n)))
+	var b strings.Builder
+	b.Grow(n * 220)
+	b.WriteString(`{"flags":{`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"flag_%d":`, i)
+		roll := rng.Float64()
+		def := "on"
+		if salt != 0 && i == n/2 {
+			def = "off"
+		}
+		switch {
+		case roll < 0.60:
+			if rng.IntN(2) == 0 {
+				fmt.Fprintf(&b, `{"state":"ENABLED","defaultVariant":%q,"variants":{"on":true,"off":false}}`, def)
+			} else {
+				fmt.Fprintf(&b, `{"state":"ENABLED","defaultVariant":%q,"variants":{"on":"value-%d","off":"other-%d"}}`, def, i, i)
+			}
+		case roll < 0.85:
+			attr := rng.IntN(100)
+			if rng.IntN(2) == 0 {
+				fmt.Fprintf(&b, `{"state":"ENABLED","defaultVariant":%q,"variants":{"on":true,"off":false},"targeting":{"if":[{"==":[{"var":"attr_%d"},"value-%d"]},"on","off"]}}`, def, attr, attr)
+			} else {
+				fmt.Fprintf(&b, `{"state":"ENABLED","defaultVariant":%q,"variants":{"on":true,"off":false},"targeting":{"if":[{"in":[{"var":"attr_%d"},["a","b","value-%d"]]},"on","off"]}}`, def, attr, attr)
+			}
+		default:
+			switch rng.IntN(3) {
+			case 0:
+				conds := make([]string, 3+rng.IntN(3))
+				for j := range conds {
+					conds[j] = fmt.Sprintf(`{"==":[{"var":"attr_%d"},"value-%d"]}`, rng.IntN(100), j)
+				}
+				half := len(conds) / 2
+				fmt.Fprintf(&b, `{"state":"ENABLED","defaultVariant":%q,"variants":{"on":true,"off":false},"targeting":{"if":[{"or":[{"and":[%s]},{"and":[%s]}]},"on","off"]}}`,
+					def, strings.Join(conds[:half], ","), strings.Join(conds[half:], ","))
+			case 1:
+				fmt.Fprintf(&b, `{"state":"ENABLED","defaultVariant":%q,"variants":{"on":true,"off":false},"targeting":{"fractional":[{"var":"targetingKey"},["on",%d],["off",%d]]}}`, def, 1+rng.IntN(99), 1+rng.IntN(99))
+			default:
+				fmt.Fprintf(&b, `{"state":"ENABLED","defaultVariant":%q,"variants":{"on":true,"off":false},"targeting":{"if":[{"sem_ver":[{"var":"version"},">=","%d.%d.0"]},"on","off"]}}`, def, rng.IntN(5), rng.IntN(10))
+			}
+		}
+	}
+	b.WriteString(`}}`)
+	out := []byte(b.String())
+	if !json.Valid(out) {
+		panic("generated flag set is not JSON")
+	}
+	return out
+}

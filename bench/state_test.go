@@ -1,0 +1,159 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/open-feature/go-sdk/openfeature"
+
+	"github.com/flagsnap/flagsnap"
+	"github.com/flagsnap/flagsnap/evaluator"
+	"github.com/flagsnap/flagsnap/fractional"
+	"github.com/flagsnap/flagsnap/sync"
+)
+
+// hugeEnv enables the rows with a million flags, which need minutes and
+// gigabytes.
+const hugeEnv = "FLAGSNAP_BENCH_HUGE"
+
+// BenchmarkUpdate is the S rows: a flag set delivered to a running
+// provider, from the source to the new flags in force (parse, compile,
+// change detection, swap).
+func BenchmarkUpdate(b *testing.B) {
+	sizes := []struct {
+		id string
+		n  int
+	}{
+		{"S1_5", 5}, {"S2_50", 50}, {"S3_200", 200}, {"S6_1000", 1000},
+		{"S7_10000", 10_000}, {"S8_100000", 100_000}, {"S9_1000000", 1_000_000},
+	}
+	for _, s := range sizes {
+		b.Run(s.id, func(b *testing.B) {
+			if s.n > 100_000 && os.Getenv(hugeEnv) == "" {
+				b.Skipf("set %s=1 to load a million flags", hugeEnv)
+			}
+			// Two documents that differ in one flag, so that every
+			// delivery is a real change.
+			docs := [2][]byte{generate(s.n, 0), generate(s.n, 1)}
+			_, sink := provider(b, docs[1], fractional.V2)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(docs[0])))
+			i := 0
+			for b.Loop() {
+				sink.Update(sync.Update{Flags: docs[i%2], Origin: "bench"})
+				i++
+			}
+		})
+	}
+	// S4: the same document again, as a poll or a reconnect delivers it.
+	b.Run("S4_unchanged_1000", func(b *testing.B) {
+		doc := generate(1000, 0)
+		_, sink := provider(b, doc, fractional.V2)
+		b.ReportAllocs()
+		for b.Loop() {
+			sink.Update(sync.Update{Flags: doc, Origin: "bench"})
+		}
+	})
+	// S5: one flag of 1,000 changed.
+	b.Run("S5_one_changed_in_1000", func(b *testing.B) {
+		docs := [2][]byte{generate(1000, 0), generate(1000, 1)}
+		_, sink := provider(b, docs[1], fractional.V2)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			sink.Update(sync.Update{Flags: docs[i%2], Origin: "bench"})
+			i++
+		}
+	})
+}
+
+// BenchmarkLoad is evaluator.Load alone for the same sizes, the part of an
+// update that does not depend on the provider.
+func BenchmarkLoad(b *testing.B) {
+	for _, n := range []int{5, 1000, 10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			doc := generate(n, 0)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				if _, err := evaluator.Load(doc); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkHeap is the M rows: the heap a loaded flag set holds, after
+// garbage collection, reported per flag.
+func BenchmarkHeap(b *testing.B) {
+	for _, m := range []struct {
+		id string
+		n  int
+	}{{"M1_1000", 1000}, {"M2_10000", 10_000}, {"M3_100000", 100_000}, {"M4_1000000", 1_000_000}} {
+		b.Run(m.id, func(b *testing.B) {
+			if m.n > 100_000 && os.Getenv(hugeEnv) == "" {
+				b.Skipf("set %s=1 to load a million flags", hugeEnv)
+			}
+			doc := generate(m.n, 0)
+			var perFlag float64
+			for b.Loop() {
+				before := heapInUse()
+				set, err := evaluator.Load(doc)
+				if err != nil {
+					b.Fatal(err)
+				}
+				after := heapInUse()
+				runtime.KeepAlive(set)
+				perFlag = float64(after-before) / float64(m.n)
+			}
+			b.ReportMetric(perFlag, "B/flag")
+			b.ReportMetric(perFlag*float64(m.n)/(1<<20), "MiB")
+		})
+	}
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// smallFile is a five-flag file, as a service or a test starts with.
+const smallFile = `{"flags": {
+  "a": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"},
+  "b": {"state": "ENABLED", "variants": {"x": "x", "y": "y"}, "defaultVariant": "x",
+    "targeting": {"if": [{"==": [{"var": "tier"}, "premium"]}, "y"]}},
+  "c": {"state": "ENABLED", "variants": {"one": 1, "two": 2}, "defaultVariant": "one"},
+  "d": {"state": "DISABLED", "variants": {"on": true}, "defaultVariant": "on"},
+  "e": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
+    "targeting": {"fractional": [{"var": "targetingKey"}, ["a", 50], ["b", 50]]}}
+}}`
+
+// BenchmarkInitFile is a provider reading a small file: construction,
+// Init until the flags are in force, one evaluation and Shutdown.
+func BenchmarkInitFile(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "flags.json")
+	if err := os.WriteFile(path, []byte(smallFile), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := flagsnap.NewProvider(flagsnap.WithFile(path))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+			b.Fatal(err)
+		}
+		p.BooleanEvaluation(ctx, "a", false, nil)
+		p.Shutdown()
+	}
+}
