@@ -66,7 +66,23 @@ func BenchmarkStartFromMemory(b *testing.B) {
 			return WithSource(m), err
 		})
 	})
-	// Compiling the flags alone: the floor of the two above.
+	// Init alone (with the evaluation and the Shutdown): the flags of
+	// WithFlags are compiled by NewProvider and serve every Init.
+	b.Run("WithFlags-init", func(b *testing.B) {
+		p, err := NewProvider(WithFlags(fiveFlags))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+				b.Fatal(err)
+			}
+			p.BooleanEvaluation(ctx, "new-checkout", false, flat)
+			p.Shutdown()
+		}
+	})
+	// Compiling the flags alone: the floor of the first two.
 	b.Run("load", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
