@@ -25,8 +25,8 @@ var (
 	// ErrUnsupportedInput reports a bucketing value that cannot be hashed: a
 	// non-string in V1/V2, or in V3 a Go value that has no JSON form
 	// (complex numbers, channels, functions, a json.Number that is no
-	// number, a value that encoding/json refuses) or that nests deeper than
-	// maxDepth.
+	// number, a value that encoding/json refuses) or that nests more than
+	// 1000 levels deep.
 	ErrUnsupportedInput = errors.New("fractional: unsupported bucketing value")
 )
 
@@ -99,9 +99,9 @@ func mustCoreDet() cbor.EncMode {
 //     integer for a whole second, otherwise the float64
 //     float64(t.Unix()) + float64(t.Nanosecond())/1e9, normalised like any
 //     number;
-//   - named types (type UserID int64) count as their underlying kind:
-//     booleans, numbers and strings, and slices, arrays and maps with string
-//     keys, whose elements are taken the same way;
+//   - named types (type UserID int64) count as their underlying kind;
+//   - slices, arrays and maps with string keys, of any element type, are
+//     arrays and maps whose elements are taken the same way;
 //   - everything else has its encoding/json form, read back with exact
 //     numbers: structs, pointers, maps with other keys, byte slices (base64
 //     text), and any type that marshals itself (json.Marshaler,
