@@ -292,3 +292,33 @@ func TestAcceptAfterShutdown(t *testing.T) {
 		t.Errorf("Accept after Shutdown: %v", err)
 	}
 }
+
+// Sets racing Shutdown each either put their flags in force or return an
+// error, and none blocks.
+func TestMemorySetsRacingShutdown(t *testing.T) {
+	p, m, _ := onMemory(t)
+	const writers = 4
+	results := make(chan int, writers)
+	for range writers {
+		go func() {
+			failed := 0
+			for i := range 200 {
+				if m.Set([]byte([]string{flagsV1, flagsV2}[i%2])) != nil {
+					failed++
+				}
+			}
+			results <- failed
+		}()
+	}
+	p.Shutdown()
+	for range writers {
+		select {
+		case <-results:
+		case <-time.After(5 * time.Second):
+			t.Fatal("a Set did not return after Shutdown")
+		}
+	}
+	if err := m.Set([]byte(flagsV1)); err == nil {
+		t.Error("Set after Shutdown returned no error")
+	}
+}
