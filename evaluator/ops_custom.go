@@ -110,13 +110,55 @@ func semverOf(list []value, isList bool, pre *semverArgs) value {
 	return boolVal(op.holds(left, right))
 }
 
-// fracSpec is what is known about a fractional at load. When every bucket
+// fracSpec is what is known about a fractional at load. When every weight
 // is written as a constant, the weights are validated and summed once and
-// evaluation only computes the hash.
+// evaluation only computes the hash, and the variants that are expressions
+// ({"var": "color"}, {"if": …}) are evaluated into a buffer on the stack
+// rather than into a new array for every bucket.
 type fracSpec struct {
 	by       *node             // the bucketing expression, if the rule has one
 	table    *fractional.Table // nil when every weight is zero: always null
 	variants []value
+	exprs    []*node // per bucket, the variant's expression; nil when variants holds it
+	computed bool    // some variant is an expression
+}
+
+// maxComputedVariants bounds the stack buffer for variants that are
+// expressions; a rule with more of them takes the general path.
+const maxComputedVariants = 16
+
+// bucketParts returns a bucket's variant and weight when they are known
+// at load: a constant bucket, or a written array whose weight is constant
+// and whose variant may be an expression (variantExpr). ok is false for
+// anything the general path must judge at evaluation time.
+func bucketParts(b *node) (variant value, variantExpr *node, weight value, hasWeight, ok bool) {
+	if b.isConst() {
+		if b.lit.k != kArr || arrLen(b.lit) == 0 {
+			return value{}, nil, value{}, false, true
+		}
+		if arrLen(b.lit) >= 2 {
+			weight, hasWeight = arrAt(b.lit, 1), true
+		}
+		return arrAt(b.lit, 0), nil, weight, hasWeight, true
+	}
+	if b.op != opArray || len(b.args) == 0 {
+		return value{}, nil, value{}, false, false
+	}
+	if len(b.args) >= 2 {
+		w := b.args[1]
+		if !w.isConst() || (w.lit.k != kNum && w.lit.k != kNull) {
+			return value{}, nil, value{}, false, false
+		}
+		weight, hasWeight = w.lit, true
+	}
+	v := b.args[0]
+	if v.isConst() {
+		if v.lit.k == kArr || v.lit.isObject() {
+			return value{}, nil, value{}, false, false
+		}
+		return v.lit, nil, weight, hasWeight, true
+	}
+	return value{}, v, weight, hasWeight, true
 }
 
 func precomputeFractional(n *node, at string) (*fracSpec, error) {
@@ -131,21 +173,22 @@ func precomputeFractional(n *node, at string) (*fracSpec, error) {
 	}
 	offset := len(n.args) - len(buckets) // the bucketing expression, if any
 	weights := make([]float64, 0, len(buckets))
+	exprs := 0
 	for i, b := range buckets {
-		if !b.isConst() {
+		variant, expr, wv, hasWeight, ok := bucketParts(b)
+		if !ok {
 			return nil, nil // computed buckets: evaluated and checked each time
 		}
 		bucketAt := fmt.Sprintf("%s[%d]", at, i+offset)
-		if b.lit.k != kArr || arrLen(b.lit) == 0 {
+		if b.isConst() && (b.lit.k != kArr || arrLen(b.lit) == 0) {
 			return nil, compileErr(bucketAt, "a bucket must be [variant, weight] or [variant]")
 		}
-		variant := arrAt(b.lit, 0)
-		if variant.k == kArr || variant.isObject() {
+		if expr == nil && (variant.k == kArr || variant.isObject()) {
 			return nil, compileErr(bucketAt, "a bucket's variant must be a string, boolean, number or null")
 		}
 		w := 1.0
-		if arrLen(b.lit) >= 2 {
-			switch wv := arrAt(b.lit, 1); wv.k {
+		if hasWeight {
+			switch wv.k {
 			case kNum:
 				w = wv.n
 			case kNull:
@@ -153,11 +196,24 @@ func precomputeFractional(n *node, at string) (*fracSpec, error) {
 				return nil, compileErr(bucketAt, "weight must be a number")
 			}
 		}
+		if expr != nil {
+			exprs++
+		}
 		spec.variants = append(spec.variants, variant)
+		spec.exprs = append(spec.exprs, expr)
 		weights = append(weights, w)
 	}
+	if exprs > maxComputedVariants {
+		return nil, nil
+	}
+	spec.computed = exprs > 0
 	table, err := fractional.NewTable(weights)
 	if err != nil && !errors.Is(err, fractional.ErrNoWeight) {
+		if spec.computed {
+			// The general path answers null for such weights at
+			// evaluation, and a rule written with expressions keeps that.
+			return nil, nil
+		}
 		return nil, compileErr(at, "invalid weights: %v", err)
 	}
 	spec.table = table
@@ -172,6 +228,23 @@ func (e *env) fractional(n *node) value {
 			by = e.eval(spec.by)
 		}
 		if by.k != kArr {
+			var computed [maxComputedVariants]value
+			if spec.computed {
+				// Every variant is evaluated, as in the general form: one
+				// that is an array or an object makes the operator null.
+				j := 0
+				for _, x := range spec.exprs {
+					if x == nil {
+						continue
+					}
+					v := e.eval(x)
+					if v.k == kArr || v.isObject() {
+						return null
+					}
+					computed[j] = v
+					j++
+				}
+			}
 			if spec.table == nil {
 				return null
 			}
@@ -179,10 +252,20 @@ func (e *env) fractional(n *node) value {
 			if !ok {
 				return null
 			}
-			if i := spec.table.Pick(e.fs.version, h); i >= 0 {
-				return spec.variants[i]
+			i := spec.table.Pick(e.fs.version, h)
+			if i < 0 {
+				return null
 			}
-			return null
+			if spec.exprs[i] != nil {
+				j := 0
+				for _, x := range spec.exprs[:i] {
+					if x != nil {
+						j++
+					}
+				}
+				return computed[j]
+			}
+			return spec.variants[i]
 		}
 		// The bucketing expression produced an array, which makes it a
 		// bucket: fall through to the general form.
