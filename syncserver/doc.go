@@ -12,7 +12,9 @@
 // connection on the same address, [Server.SetStatus] makes new streams fail
 // with a chosen gRPC status, and [Server.SendRaw] sends a payload that is not
 // a valid flag set. [Server.Requests] tells what the client asked for,
-// including the selector header and the authority it sent.
+// including the selector header and the authority it sent. [WithTLS]
+// serves TLS with generated certificates, [WithCertificate] with a key pair
+// of your own.
 //
 // Where the flagd daemon differs from a plain echo of a file, the server
 // can behave like it: [WithFlagdEncoding] sends flag sets re-encoded as

@@ -56,6 +56,7 @@ type config struct {
 	code     codes.Code
 	msg      string
 	tls      bool
+	cert     *tls.Certificate
 
 	flagd          bool
 	flagdSource    string
@@ -100,6 +101,14 @@ func WithStatus(code codes.Code, msg string) Option {
 // Clients trust it through [Server.CACertPEM] or [Server.WriteCACert].
 func WithTLS() Option {
 	return func(c *config) { c.tls = true }
+}
+
+// WithCertificate serves TLS with cert, a certificate chain and its key
+// such as tls.LoadX509KeyPair returns, for clients that trust its issuer.
+// It replaces the certificates [WithTLS] generates: [Server.CACertPEM] is
+// nil.
+func WithCertificate(cert tls.Certificate) Option {
+	return func(c *config) { c.cert = &cert }
 }
 
 // WithFlagdEncoding makes the server send every flag set as the flagd
@@ -206,7 +215,10 @@ func New(opts ...Option) (*Server, error) {
 	if s.metadata, err = toStruct(c.metadata); err != nil {
 		return nil, fmt.Errorf("syncserver: metadata: %w", err)
 	}
-	if c.tls {
+	switch {
+	case c.cert != nil:
+		s.tlsConf = &tls.Config{Certificates: []tls.Certificate{*c.cert}, MinVersion: tls.VersionTLS12}
+	case c.tls:
 		if s.caPEM, s.tlsConf, err = generateTLS(); err != nil {
 			return nil, fmt.Errorf("syncserver: generating certificates: %w", err)
 		}

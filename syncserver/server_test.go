@@ -336,6 +336,24 @@ func TestTLS(t *testing.T) {
 	})
 }
 
+func TestWithCertificate(t *testing.T) {
+	// A key pair of the caller's, here one signed by a generated CA that
+	// the client trusts.
+	caPEM, conf, err := generateTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startTCP(t, WithCertificate(conf.Certificates[0]))
+	if s.CACertPEM() != nil {
+		t.Error("CACertPEM() != nil with WithCertificate")
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	c := dial(t, s.Addr(), grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: pool})))
+	recvFlags(t, openStream(t, c, "", "", ""), DefaultFlags)
+	syncFails(t, plain(t, s), "", "", "", codes.Unavailable)
+}
+
 func TestNoTLS(t *testing.T) {
 	s := newServer(t)
 	if s.CACertPEM() != nil {
