@@ -160,23 +160,45 @@ func (e *CompileError) Error() string {
 	return e.Path + ": " + e.Msg
 }
 
-func compileErr(at, format string, args ...any) error {
-	return &CompileError{Path: at, Msg: fmt.Sprintf(format, args...)}
+func compileErr(at *loc, format string, args ...any) error {
+	return &CompileError{Path: at.String(), Msg: fmt.Sprintf(format, args...)}
 }
 
-func join(at, next string) string {
-	if at == "" {
-		return next
+// loc is where a rule element sits: "targeting.if[0].==[1]". The compiler
+// builds it on the stack as it descends, and spells it out only for an
+// error, since most rules compile without one.
+type loc struct {
+	up   *loc
+	name string // a key or operator name; "" for an array index
+	idx  int
+}
+
+// root is the location of a whole rule, named name.
+func root(name string) loc { return loc{name: name} }
+
+func (l *loc) index(i int) loc      { return loc{up: l, idx: i} }
+func (l *loc) key(name string) loc { return loc{up: l, name: name} }
+
+func (l *loc) String() string {
+	// Built from the leaf up, without recursion, so that the compiler's
+	// escape analysis keeps every loc on the stack.
+	s := ""
+	for p := l; p != nil; p = p.up {
+		switch {
+		case p.name == "":
+			s = "[" + strconv.Itoa(p.idx) + "]" + s
+		case p.up == nil || strings.HasPrefix(p.name, "["):
+			s = p.name + s
+		default:
+			s = "." + p.name + s
+		}
 	}
-	if strings.HasPrefix(next, "[") {
-		return at + next
-	}
-	return at + "." + next
+	return s
 }
 
 // compile compiles raw in value position: objects are operations, arrays
 // are evaluated element by element, everything else is a constant.
-func (c *compiler) compile(raw any, at string) (*node, error) {
+func (c *compiler) compile(raw any, at *loc) (*node, error) {
 	switch t := raw.(type) {
 	case map[string]any:
 		if len(t) != 1 {
@@ -189,13 +211,15 @@ func (c *compiler) compile(raw any, at string) (*node, error) {
 			return &node{op: opConst, lit: v}, nil
 		}
 		for name, args := range t {
-			return c.compileOp(name, args, join(at, name))
+			opAt := at.key(name)
+			return c.compileOp(name, args, &opAt)
 		}
 	case []any:
 		n := &node{op: opArray, list: true}
 		allConst := true
 		for i, el := range t {
-			child, err := c.compile(el, fmt.Sprintf("%s[%d]", at, i))
+			elAt := at.index(i)
+			child, err := c.compile(el, &elAt)
 			if err != nil {
 				return nil, err
 			}
@@ -219,11 +243,12 @@ func (c *compiler) compile(raw any, at string) (*node, error) {
 }
 
 // compileArgs compiles an operator's argument in the two shapes it can take.
-func (c *compiler) compileArgs(n *node, raw any, at string) error {
+func (c *compiler) compileArgs(n *node, raw any, at *loc) error {
 	if list, ok := raw.([]any); ok {
 		n.list = true
 		for i, el := range list {
-			child, err := c.compile(el, fmt.Sprintf("%s[%d]", at, i))
+			elAt := at.index(i)
+			child, err := c.compile(el, &elAt)
 			if err != nil {
 				return err
 			}
@@ -241,14 +266,14 @@ func (c *compiler) compileArgs(n *node, raw any, at string) error {
 
 // needsList rejects operators whose argument the reference engine always
 // fails on when it is not a list: a constant that is not an array.
-func needsList(n *node, at string) error {
+func needsList(n *node, at *loc) error {
 	if n.list || !n.one.isConst() || n.one.lit.k == kArr {
 		return nil
 	}
 	return compileErr(at, "%s needs an array of arguments", n.name)
 }
 
-func (c *compiler) compileOp(name string, raw any, at string) (*node, error) {
+func (c *compiler) compileOp(name string, raw any, at *loc) (*node, error) {
 	if name == legacyFractional {
 		return c.compileLegacyFractional(raw, at)
 	}
@@ -310,22 +335,22 @@ func (c *compiler) compileOp(name string, raw any, at string) (*node, error) {
 
 // compileRawList handles the operators that read their argument list as
 // written, before evaluating anything: the list is mandatory.
-func (c *compiler) compileRawList(n *node, raw any, at string) error {
+func (c *compiler) compileRawList(n *node, raw any, at *loc) error {
 	list, ok := raw.([]any)
 	if !ok {
 		return compileErr(at, "%s needs an array of arguments", n.name)
 	}
 	n.list = true
 	for i, el := range list {
-		elAt := fmt.Sprintf("%s[%d]", at, i)
+		elAt := at.index(i)
 		var child *node
 		var err error
 		switch {
 		case i == 0 && isIteration(n.op), i == 2 && n.op == opReduce:
 			// The array walked and the initial value of reduce.
-			child, err = c.compileRaw(el, elAt)
+			child, err = c.compileRaw(el, &elAt)
 		default:
-			child, err = c.compile(el, elAt)
+			child, err = c.compile(el, &elAt)
 		}
 		if err != nil {
 			return err
@@ -361,7 +386,7 @@ func isIteration(op opcode) bool {
 // compileRaw keeps raw exactly as written unless it is an operation: the
 // reference engine takes a literal array there as it is, without
 // evaluating what is inside.
-func (c *compiler) compileRaw(raw any, at string) (*node, error) {
+func (c *compiler) compileRaw(raw any, at *loc) (*node, error) {
 	if _, ok := raw.(map[string]any); ok {
 		return c.compile(raw, at)
 	}
@@ -392,7 +417,7 @@ const (
 	varNull         // var of null: primitive data itself, else null
 )
 
-func (c *compiler) compileVar(n *node, raw any, at string) error {
+func (c *compiler) compileVar(n *node, raw any, at *loc) error {
 	argNode, err := c.compile(raw, at)
 	if err != nil {
 		return err
@@ -451,7 +476,7 @@ func varSpecOf(arg value) (spec varSpec, why string) {
 
 // compileLegacyFractional rewrites {"fractionalEvaluation": ["prop", buckets…]}
 // as fractional bucketing by {"var": "prop"}.
-func (c *compiler) compileLegacyFractional(raw any, at string) (*node, error) {
+func (c *compiler) compileLegacyFractional(raw any, at *loc) (*node, error) {
 	list, ok := raw.([]any)
 	if !ok || len(list) == 0 {
 		return nil, compileErr(at, "%s needs a property name and buckets", legacyFractional)

@@ -3,6 +3,7 @@ package evaluator
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -142,6 +143,7 @@ type loader struct {
 	cfg        config
 	evaluators map[string]any
 	warnings   []warning
+	scratch    []byte // reused by fingerprint
 }
 
 func (l *loader) warn(flag, msg string) {
@@ -150,7 +152,6 @@ func (l *loader) warn(flag, msg string) {
 
 func (l *loader) load(top map[string]any) (*FlagSet, error) {
 	set := &FlagSet{
-		flags:   map[string]*flag{},
 		version: l.cfg.version,
 		clock:   l.cfg.clock,
 	}
@@ -167,6 +168,7 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 	if err != nil {
 		return nil, err
 	}
+	set.flags = make(map[string]*flag, len(defs))
 	for _, def := range defs {
 		if def.problem != nil {
 			set.problems = append(set.problems, FlagProblem{Flag: def.key, Err: def.problem})
@@ -293,7 +295,7 @@ func (l *loader) compileFlag(key string, raw any, setMeta map[string]any) *flag 
 		// apart.
 		targeting = def["targeting"]
 	}
-	f.fingerprint = fingerprint(def, targeting, f.metadata)
+	f.fingerprint = l.fingerprint(def, targeting, f.metadata)
 	if err := f.setVariants(def["variants"]); err != nil {
 		return f.breakWith(err)
 	}
@@ -430,7 +432,8 @@ func (l *loader) setRule(f *flag, targeting any) error {
 		return nil
 	}
 	var c compiler
-	rule, err := c.compile(targeting, "targeting")
+	at := root("targeting")
+	rule, err := c.compile(targeting, &at)
 	if err != nil {
 		return err
 	}
@@ -500,15 +503,81 @@ func (l *loader) resolveRefs(raw any) (any, error) {
 // fingerprint summarises everything that changes how a flag evaluates, in
 // a form that ignores key order, spacing and number spelling (1 and 1.0),
 // so that rewriting a file without changing its meaning is not a change.
-func fingerprint(def map[string]any, targeting any, meta map[string]any) [sha256.Size]byte {
-	b, _ := json.Marshal(canonical(map[string]any{
-		"state":          def["state"],
-		"variants":       def["variants"],
-		"defaultVariant": defaultName(def["defaultVariant"]),
-		"targeting":      targeting,
-		"metadata":       meta,
-	}))
+// The parts are written into l's scratch buffer in a canonical binary form
+// and hashed once, without building a copy of the definition.
+func (l *loader) fingerprint(def map[string]any, targeting any, meta map[string]any) [sha256.Size]byte {
+	b := l.scratch[:0]
+	b = canonicalAppend(b, def["state"])
+	b = canonicalAppend(b, def["variants"])
+	b = canonicalAppend(b, defaultName(def["defaultVariant"]))
+	b = canonicalAppend(b, targeting)
+	b = canonicalAppend(b, meta)
+	l.scratch = b
 	return sha256.Sum256(b)
+}
+
+// canonicalAppend appends x in a binary form where equal JSON values, and
+// only those, are equal bytes: every value is tagged with its type, object
+// keys are sorted and every number is an exact integer or a float64.
+func canonicalAppend(b []byte, x any) []byte {
+	switch t := x.(type) {
+	case nil:
+		return append(b, 'n')
+	case bool:
+		if t {
+			return append(b, 't')
+		}
+		return append(b, 'f')
+	case string:
+		b = append(b, 's')
+		b = binary.AppendUvarint(b, uint64(len(t)))
+		return append(b, t...)
+	case json.Number:
+		if i, ok := exactInt(string(t)); ok {
+			return appendCanonicalInt(b, i)
+		}
+		f, _ := strconv.ParseFloat(string(t), 64)
+		return appendCanonicalFloat(b, f)
+	case int64:
+		return appendCanonicalInt(b, t)
+	case float64:
+		return appendCanonicalFloat(b, t)
+	case map[string]any:
+		b = append(b, 'm')
+		b = binary.AppendUvarint(b, uint64(len(t)))
+		var arr [16]string
+		keys := arr[:0]
+		for k := range t {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			b = binary.AppendUvarint(b, uint64(len(k)))
+			b = append(b, k...)
+			b = canonicalAppend(b, t[k])
+		}
+		return b
+	case []any:
+		b = append(b, 'a')
+		b = binary.AppendUvarint(b, uint64(len(t)))
+		for _, el := range t {
+			b = canonicalAppend(b, el)
+		}
+		return b
+	}
+	// Not a decoded JSON value; its Go syntax still tells values apart.
+	return fmt.Appendf(append(b, '?'), "%#v", x)
+}
+
+func appendCanonicalInt(b []byte, i int64) []byte {
+	return binary.BigEndian.AppendUint64(append(b, 'i'), uint64(i))
+}
+
+func appendCanonicalFloat(b []byte, f float64) []byte {
+	if f == math.Trunc(f) && f >= math.MinInt64 && f < math.MaxInt64 {
+		return appendCanonicalInt(b, int64(f))
+	}
+	return binary.BigEndian.AppendUint64(append(b, 'd'), math.Float64bits(f))
 }
 
 // defaultName reads "" as the absent default variant it stands for, so that
@@ -518,28 +587,4 @@ func defaultName(raw any) any {
 		return nil
 	}
 	return raw
-}
-
-func canonical(x any) any {
-	switch t := x.(type) {
-	case json.Number:
-		if i, ok := exactInt(string(t)); ok {
-			return i
-		}
-		f, _ := strconv.ParseFloat(string(t), 64)
-		return f
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, v := range t {
-			out[k] = canonical(v)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, v := range t {
-			out[i] = canonical(v)
-		}
-		return out
-	}
-	return x
 }

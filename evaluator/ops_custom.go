@@ -2,7 +2,6 @@ package evaluator
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/flagsnap/flagsnap/fractional"
@@ -161,7 +160,7 @@ func bucketParts(b *node) (variant value, variantExpr *node, weight value, hasWe
 	return value{}, v, weight, hasWeight, true
 }
 
-func precomputeFractional(n *node, at string) (*fracSpec, error) {
+func precomputeFractional(n *node, at *loc) (*fracSpec, error) {
 	if !n.list || len(n.args) == 0 {
 		return nil, nil
 	}
@@ -179,12 +178,12 @@ func precomputeFractional(n *node, at string) (*fracSpec, error) {
 		if !ok {
 			return nil, nil // computed buckets: evaluated and checked each time
 		}
-		bucketAt := fmt.Sprintf("%s[%d]", at, i+offset)
+		bucketAt := at.index(i + offset)
 		if b.isConst() && (b.lit.k != kArr || arrLen(b.lit) == 0) {
-			return nil, compileErr(bucketAt, "a bucket must be [variant, weight] or [variant]")
+			return nil, compileErr(&bucketAt, "a bucket must be [variant, weight] or [variant]")
 		}
 		if expr == nil && (variant.k == kArr || variant.isObject()) {
-			return nil, compileErr(bucketAt, "a bucket's variant must be a string, boolean, number or null")
+			return nil, compileErr(&bucketAt, "a bucket's variant must be a string, boolean, number or null")
 		}
 		w := 1.0
 		if hasWeight {
@@ -193,7 +192,7 @@ func precomputeFractional(n *node, at string) (*fracSpec, error) {
 				w = wv.n
 			case kNull:
 			default:
-				return nil, compileErr(bucketAt, "weight must be a number")
+				return nil, compileErr(&bucketAt, "weight must be a number")
 			}
 		}
 		if expr != nil {

@@ -38,7 +38,7 @@ func decodeRule(t testing.TB, text string) any {
 // it will run with, which compiling does not need.
 func compileRule(raw any) (*node, error) {
 	var c compiler
-	return c.compile(raw, "")
+	return c.compile(raw, nil)
 }
 
 // runRule evaluates a compiled rule for flag flagKey against ctx and
