@@ -176,7 +176,7 @@ type loc struct {
 // root is the location of a whole rule, named name.
 func root(name string) loc { return loc{name: name} }
 
-func (l *loc) index(i int) loc      { return loc{up: l, idx: i} }
+func (l *loc) index(i int) loc     { return loc{up: l, idx: i} }
 func (l *loc) key(name string) loc { return loc{up: l, name: name} }
 
 func (l *loc) String() string {
