@@ -447,57 +447,79 @@ func (l *loader) setRule(f *flag, targeting any) error {
 // resolveRefs replaces {"$ref": "name"} with the named entry of
 // $evaluators. The substitution is structural, so spacing in the document
 // does not matter; substituted rules are not searched again (no nested
-// $ref).
+// $ref). Parts without a $ref are shared with raw rather than copied.
 func (l *loader) resolveRefs(raw any) (any, error) {
+	out, _, err := l.substitute(raw)
+	return out, err
+}
+
+// substitute is resolveRefs, also telling whether anything was replaced.
+func (l *loader) substitute(raw any) (any, bool, error) {
 	switch t := raw.(type) {
 	case map[string]any:
 		if name, ok := t["$ref"].(string); ok {
 			ev, found := l.evaluators[name]
 			if !found {
-				return nil, fmt.Errorf("$ref %q names no entry of $evaluators", name)
+				return nil, false, fmt.Errorf("$ref %q names no entry of $evaluators", name)
 			}
 			if len(t) == 1 {
-				return ev, nil
+				return ev, true, nil
 			}
 			body, ok := ev.(map[string]any)
 			if !ok {
-				return nil, fmt.Errorf("$ref %q is used inside an object but is not an object", name)
+				return nil, false, fmt.Errorf("$ref %q is used inside an object but is not an object", name)
 			}
 			merged := make(map[string]any, len(t)-1+len(body))
 			for k, v := range t {
 				if k == "$ref" {
 					continue
 				}
-				r, err := l.resolveRefs(v)
+				r, _, err := l.substitute(v)
 				if err != nil {
-					return nil, err
+					return nil, false, err
 				}
 				merged[k] = r
 			}
 			maps.Copy(merged, body)
-			return merged, nil
+			return merged, true, nil
 		}
-		out := make(map[string]any, len(t))
+		var out map[string]any
 		for k, v := range t {
-			r, err := l.resolveRefs(v)
+			r, changed, err := l.substitute(v)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
-			out[k] = r
+			if changed {
+				if out == nil {
+					out = maps.Clone(t)
+				}
+				out[k] = r
+			}
 		}
-		return out, nil
+		if out == nil {
+			return t, false, nil
+		}
+		return out, true, nil
 	case []any:
-		out := make([]any, len(t))
+		var out []any
 		for i, v := range t {
-			r, err := l.resolveRefs(v)
+			r, changed, err := l.substitute(v)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
-			out[i] = r
+			if changed {
+				if out == nil {
+					out = slices.Clone(t)
+				}
+				out[i] = r
+			}
 		}
-		return out, nil
+		if out == nil {
+			return t, false, nil
+		}
+		return out, true, nil
 	}
-	return raw, nil
+	return raw, false, nil
 }
 
 // fingerprint summarises everything that changes how a flag evaluates, in
