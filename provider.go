@@ -2,6 +2,7 @@ package flagsnap
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -221,6 +222,15 @@ type run struct {
 	fatal    chan struct{} // closed once the source has given up
 	fatalErr error         // the source's last word; set once, under mu
 
+	// last is the update Accept compiled last, to recognise it when it
+	// comes again. Only Accept uses it, and a source never calls Accept
+	// concurrently.
+	last struct {
+		set     *evaluator.FlagSet
+		digest  [sha256.Size]byte
+		syncCtx map[string]any
+	}
+
 	mu        stdsync.Mutex
 	state     state
 	readyDone bool // ready is closed
@@ -419,12 +429,26 @@ func (s *sink) Update(u sync.Update) { _ = s.Accept(u) }
 // passes on the provider's own verdict, load options included.
 func (s *sink) Accept(u sync.Update) error {
 	r := (*run)(s)
+	// Polls, reconnects and streams reopened after a graceful end deliver
+	// the flags in force again; recognising them costs a hash instead of
+	// a full load.
+	digest := sha256.Sum256(u.Flags)
+	if r.last.set != nil && r.p.snap.Load() == r.last.set && digest == r.last.digest && reflect.DeepEqual(u.SyncContext, r.last.syncCtx) {
+		if _, ok := r.accept(r.last.set, u.Origin); !ok {
+			return errShutDown
+		}
+		return nil
+	}
 	set, err := r.p.compile(u.Flags, u.SyncContext)
 	if err != nil {
 		r.rejected(u.Origin, err)
 		return err
 	}
-	return s.put(set, u)
+	if err := s.put(set, u); err != nil {
+		return err
+	}
+	r.last.set, r.last.digest, r.last.syncCtx = set, digest, u.SyncContext
+	return nil
 }
 
 // put puts set, compiled from u, in force, unless the run has ended.

@@ -627,3 +627,36 @@ func TestShutdownEndsAWaitingInit(t *testing.T) {
 		t.Fatal("Init still waiting after Shutdown")
 	}
 }
+
+// The flags in force delivered again (a poll, a reconnect, a reopened
+// stream) are recognised without compiling them again, and cause no event
+// unless they end a loss.
+func TestSameFlagsAgainAreNotCompiledAgain(t *testing.T) {
+	p, src, ev := started(t, WithRetryGracePeriod(time.Hour))
+	s := src.sink(t)
+	inForce := p.snap.Load()
+	s.Update(update(flagsV1))
+	ev.none(50 * time.Millisecond)
+	if p.snap.Load() != inForce {
+		t.Error("the same flags were compiled again")
+	}
+	// With another sync context they are other flags.
+	s.Update(sync.Update{Flags: []byte(flagsV1), SyncContext: map[string]any{"tier": "gold"}, Origin: "test"})
+	if e := ev.next(); e.EventType != openfeature.ProviderConfigChange {
+		t.Fatalf("got %s, want CONFIGURATION_CHANGED for a new sync context", e.EventType)
+	}
+	withCtx := p.snap.Load()
+	if withCtx == inForce {
+		t.Fatal("a new sync context did not make a new flag set")
+	}
+	// Back after a loss, the same flags still end it.
+	s.Lost(errors.New("gone"))
+	if e := ev.next(); e.EventType != openfeature.ProviderStale {
+		t.Fatalf("got %s, want STALE", e.EventType)
+	}
+	s.Update(sync.Update{Flags: []byte(flagsV1), SyncContext: map[string]any{"tier": "gold"}, Origin: "test"})
+	ev.recovered()
+	if p.snap.Load() != withCtx {
+		t.Error("the same flags were compiled again after a loss")
+	}
+}
