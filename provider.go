@@ -223,8 +223,7 @@ type run struct {
 	fatalErr error         // the source's last word; set once, under mu
 
 	// last is the update Accept compiled last, to recognise it when it
-	// comes again. Only Accept uses it, and a source never calls Accept
-	// concurrently.
+	// comes again; under mu.
 	last struct {
 		set     *evaluator.FlagSet
 		digest  [sha256.Size]byte
@@ -433,8 +432,11 @@ func (s *sink) Accept(u sync.Update) error {
 	// the flags in force again; recognising them costs a hash instead of
 	// a full load.
 	digest := sha256.Sum256(u.Flags)
-	if r.last.set != nil && r.p.snap.Load() == r.last.set && digest == r.last.digest && reflect.DeepEqual(u.SyncContext, r.last.syncCtx) {
-		if _, ok := r.accept(r.last.set, u.Origin); !ok {
+	r.mu.Lock()
+	last := r.last
+	r.mu.Unlock()
+	if last.set != nil && r.p.snap.Load() == last.set && digest == last.digest && reflect.DeepEqual(u.SyncContext, last.syncCtx) {
+		if _, ok := r.accept(last.set, u.Origin); !ok {
 			return errShutDown
 		}
 		return nil
@@ -444,11 +446,10 @@ func (s *sink) Accept(u sync.Update) error {
 		r.rejected(u.Origin, err)
 		return err
 	}
-	if err := s.put(set, u); err != nil {
-		return err
-	}
+	r.mu.Lock()
 	r.last.set, r.last.digest, r.last.syncCtx = set, digest, u.SyncContext
-	return nil
+	r.mu.Unlock()
+	return s.put(set, u)
 }
 
 // put puts set, compiled from u, in force, unless the run has ended.
