@@ -753,3 +753,46 @@ func TestRelevant(t *testing.T) {
 		t.Error("still considered watching after the directory was removed")
 	}
 }
+
+// A file nobody has written to for a settle period is read once: it cannot
+// be half-written, and a provider starting from it should not wait. A file
+// written just now is read again until two reads agree.
+func TestFileAtRestIsReadOnce(t *testing.T) {
+	t.Run("at rest", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "flags.json")
+		writeFile(t, path, v1)
+		old := time.Now().Add(-time.Minute)
+		if err := os.Chtimes(path, old, old); err != nil {
+			t.Fatal(err)
+		}
+		h := start(t, FileConfig{Path: path}, nil)
+		h.rec.waitUpdate(t, v1)
+		if n := h.reads.Load(); n != 1 {
+			t.Errorf("%d reads for a file at rest, want 1", n)
+		}
+	})
+	t.Run("just written", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "flags.json")
+		writeFile(t, path, v1)
+		h := start(t, FileConfig{Path: path, Debounce: time.Second}, nil)
+		h.rec.waitUpdate(t, v1)
+		if n := h.reads.Load(); n < 2 {
+			t.Errorf("%d read for a file written %v ago, want a settle read", n, time.Second/2)
+		}
+	})
+	t.Run("whole seconds only", func(t *testing.T) {
+		// A modification time without a sub-second part may come from a
+		// file system that hides a write of the last second.
+		path := filepath.Join(t.TempDir(), "flags.json")
+		writeFile(t, path, v1)
+		old := time.Now().Add(-time.Minute).Truncate(time.Second)
+		if err := os.Chtimes(path, old, old); err != nil {
+			t.Fatal(err)
+		}
+		h := start(t, FileConfig{Path: path}, nil)
+		h.rec.waitUpdate(t, v1)
+		if n := h.reads.Load(); n < 2 {
+			t.Errorf("%d read for a whole-second modification time, want a settle read", n)
+		}
+	})
+}
