@@ -43,4 +43,14 @@
 //
 // Errors are typed: a [Resolution] carries an [*Error] whose [ErrorCode]
 // maps one to one to OpenFeature's error codes.
+//
+// # Explanations
+//
+// [FlagSet.Explain] resolves a flag like the Resolve methods and records
+// the path its rule took: every operation with its inputs and its result,
+// and for fractional the bucketing value, the bytes hashed, the hash, the
+// bucket and the weights. The record is made by the evaluation itself
+// (which checks for a recorder with one nil test), so a debug endpoint that
+// shows it shows what the provider does, and the Resolve methods pay
+// nothing for it.
 package evaluator

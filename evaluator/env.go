@@ -31,6 +31,8 @@ type env struct {
 	// only allocated by the first one.
 	scopes []value
 	base   int // scopes below base are hidden from the current evaluation
+
+	trace *tracer // records the evaluation for Explain; nil otherwise
 }
 
 // atRoot reports whether a var reads the caller's data as it is: the

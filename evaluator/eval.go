@@ -33,6 +33,9 @@ func (e *env) ev(n *node) value {
 
 // eval evaluates n against the current data, e.cur.
 func (e *env) eval(n *node) value {
+	if e.trace != nil && e.trace.entered != n {
+		return e.trace.eval(e, n)
+	}
 	if n.op == opVar && n.v.plain && e.atRoot() {
 		// The most common node, a context attribute, before the dispatch.
 		if n.v.single {

@@ -55,3 +55,39 @@ func ExampleFlagSet_Changes() {
 	fmt.Println(added, removed, changed)
 	// Output: [c] [a] [b]
 }
+
+func ExampleFlagSet_Explain() {
+	set, err := evaluator.Load([]byte(`{"flags": {
+	  "banner": {
+	    "state": "ENABLED",
+	    "variants": {"red": "red", "blue": "blue"},
+	    "defaultVariant": "red",
+	    "targeting": {"if": [
+	      {"==": [{"var": "country"}, "NL"]}, "blue",
+	      {"fractional": [["red", 50], ["blue", 50]]}
+	    ]}
+	  }}}`))
+	if err != nil {
+		panic(err)
+	}
+	x, err := set.Explain("banner", map[string]any{"targetingKey": "user-1", "country": "FR"})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(x)
+	// Output:
+	// flag "banner" (fractional v2): variant "red", value "red", reason TARGETING_MATCH
+	// if → "red"
+	//   == → false
+	//     var country → "FR"
+	//     "NL"
+	//   "blue" (not evaluated)
+	//   fractional → "red"
+	//     bucketing value: flag key + targeting key = "banner" + "user-1"
+	//     bytes (UTF-8, 12): 62616e6e6572757365722d31
+	//     hash: 718406224 (0x2ad20250)
+	//     bucket: 16 of 100 = (hash × 100) >> 32
+	//     buckets (total weight 100):
+	//     → "red"   weight 50  [0, 50)
+	//       "blue"  weight 50  [50, 100)
+}

@@ -248,6 +248,9 @@ func (e *env) fractional(n *node) value {
 				return null
 			}
 			h, ok := e.bucketHash(spec.by != nil, by)
+			if e.trace != nil {
+				e.trace.hashed(e, spec.by != nil, by, h, ok, spec.table.Weights(), spec.table.Total())
+			}
 			if !ok {
 				return null
 			}
@@ -317,6 +320,9 @@ func (e *env) fractionalOf(list []value, isList bool) value {
 		return null
 	}
 	h, ok := e.bucketHash(hasBy, by)
+	if e.trace != nil {
+		e.trace.hashed(e, hasBy, by, h, ok, weights, total)
+	}
 	if !ok {
 		return null
 	}

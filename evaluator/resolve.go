@@ -69,10 +69,11 @@ func (f *flag) defaultOutcome(reason Reason) outcome {
 }
 
 func (s *FlagSet) evaluate(key string, ctx map[string]any) outcome {
-	return s.evaluateFlag(s.flags[key], ctx)
+	return s.evaluateFlag(s.flags[key], ctx, nil)
 }
 
-func (s *FlagSet) evaluateFlag(f *flag, ctx map[string]any) outcome {
+// evaluateFlag evaluates f; t records the evaluation for Explain.
+func (s *FlagSet) evaluateFlag(f *flag, ctx map[string]any, t *tracer) outcome {
 	switch {
 	case f == nil:
 		return outcome{reason: ReasonError, err: ErrFlagNotFound, meta: s.metadata}
@@ -83,7 +84,7 @@ func (s *FlagSet) evaluateFlag(f *flag, ctx map[string]any) outcome {
 	case f.rule == nil:
 		return f.static
 	}
-	e := env{fs: s, f: f, ctx: ctx, cur: value{k: kRoot}}
+	e := env{fs: s, f: f, ctx: ctx, cur: value{k: kRoot}, trace: t}
 	r := e.eval(f.rule)
 	if e.err != nil {
 		return f.fail(CodeParseError, "targeting failed", e.err)
@@ -184,7 +185,7 @@ func (s *FlagSet) ResolveBool(key string, def bool, ctx map[string]any) Resoluti
 	if f != nil && f.fixed != nil && f.fixed.k == kBool {
 		return Resolution[bool]{Value: f.fixed.b, Variant: f.fixed.name, Reason: ReasonStatic, Metadata: f.metadata}
 	}
-	o := s.evaluateFlag(f, ctx)
+	o := s.evaluateFlag(f, ctx, nil)
 	if o.v != nil && o.v.k == kBool {
 		return resolution(key, o, def, "a boolean", o.v.b, true)
 	}
@@ -197,7 +198,7 @@ func (s *FlagSet) ResolveString(key string, def string, ctx map[string]any) Reso
 	if f != nil && f.fixed != nil && f.fixed.k == kStr {
 		return Resolution[string]{Value: f.fixed.s, Variant: f.fixed.name, Reason: ReasonStatic, Metadata: f.metadata}
 	}
-	o := s.evaluateFlag(f, ctx)
+	o := s.evaluateFlag(f, ctx, nil)
 	if o.v != nil && o.v.k == kStr {
 		return resolution(key, o, def, "a string", o.v.s, true)
 	}

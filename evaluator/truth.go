@@ -11,6 +11,10 @@ import (
 // value and then inspect it. Evaluation order, short-circuiting and errors
 // are exactly those of eval.
 func (e *env) test(n *node) bool {
+	if e.trace != nil {
+		// Every operation explained goes through eval.
+		return truthy(e.eval(n))
+	}
 	switch n.op {
 	case opConst:
 		return truthy(n.lit)

@@ -1,0 +1,267 @@
+package evaluator
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/twmb/murmur3"
+
+	"github.com/flagsnap/flagsnap/fractional"
+)
+
+const explainDoc = `{
+  "metadata": {"team": "shop"},
+  "$evaluators": {"staff": {"ends_with": [{"var": "email"}, "@example.com"]}},
+  "flags": {
+    "checkout": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+      "targeting": {"if": [{"$ref": "staff"}, "on", {"==": [{"var": "tier"}, "gold"]}, "on", "off"]}},
+    "color": {"state": "ENABLED", "variants": {"red": "red", "green": "green", "blue": "blue"}, "defaultVariant": "red",
+      "targeting": {"fractional": [["red", 50], ["green", 30], ["blue", 20]]}},
+    "by-user": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
+      "targeting": {"fractional": [{"var": "user.id"}, ["a", 1], ["b", 1]]}},
+    "computed": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
+      "targeting": {"fractional": [{"cat": [{"var": "$flagd.flagKey"}, {"var": "org"}]}, ["a", {"+": [1, 1]}], ["b", 2]]}},
+    "any-admin": {"state": "ENABLED", "variants": {"yes": true, "no": false}, "defaultVariant": "no",
+      "targeting": {"if": [{"some": [{"var": "roles"}, {"==": [{"var": ""}, "admin"]}]}, "yes", "no"]}},
+    "static": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"},
+    "off": {"state": "DISABLED", "variants": {"on": true}, "defaultVariant": "on"},
+    "broken": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on", "targeting": {"nope": []}},
+    "general": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on", "targeting": {"cat": ["x"]}}
+  }
+}`
+
+var explainContexts = []map[string]any{
+	nil,
+	{"email": "ada@example.com"},
+	{"email": "bob@elsewhere.org", "tier": "gold"},
+	{"targetingKey": "user-3", "tier": "silver"},
+	{"targetingKey": "", "user": map[string]any{"id": int64(9007199254740993)}},
+	{"targetingKey": "user-7", "user": map[string]any{"id": "u-7"}, "org": "acme", "roles": []any{"dev", "admin"}},
+	{"roles": []string{"dev"}, "user": map[string]any{"id": 12.5}},
+}
+
+// The explanation is the evaluator's own answer: for every flag, version
+// and context, the variant, reason and error of Resolve.
+func TestExplainAgreesWithResolve(t *testing.T) {
+	for _, v := range []fractional.Version{fractional.V1, fractional.V2, fractional.V3} {
+		set := mustLoad(t, explainDoc, WithFractionalVersion(v))
+		for _, key := range append(set.Keys(), "missing") {
+			for _, ctx := range explainContexts {
+				x, err := set.Explain(key, ctx)
+				r := set.ResolveObject(key, nil, ctx)
+				if key == "missing" {
+					if err == nil || x.Err == nil || x.Err.Code != CodeFlagNotFound || x.Reason != ReasonError {
+						t.Errorf("missing flag: %+v, %v", x, err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", key, err)
+				}
+				wantVariant, wantReason, wantCode := r.Variant, r.Reason, ErrorCode(0)
+				if r.Err != nil && r.Err.Code == CodeTypeMismatch {
+					// Explain answers the variant whatever its type.
+					wantReason = x.Reason
+				} else if r.Err != nil {
+					wantCode = r.Err.Code
+				}
+				var gotCode ErrorCode
+				if x.Err != nil {
+					gotCode = x.Err.Code
+				}
+				if x.Variant != wantVariant || x.Reason != wantReason || gotCode != wantCode {
+					t.Errorf("%s %s %v: explained %q %v %v, resolved %q %v %v", v, key, ctx, x.Variant, x.Reason, gotCode, wantVariant, wantReason, wantCode)
+				}
+				if (x.Rule != nil) != (key != "static" && key != "off" && key != "broken") {
+					t.Errorf("%s %v: rule %v", key, ctx, x.Rule)
+				}
+				if x.Rule != nil && x.Variant != "" && x.Reason == ReasonTargetingMatch && x.Rule.Result != x.Variant && key != "checkout" && key != "any-admin" {
+					t.Errorf("%s %v: rule result %v, variant %q", key, ctx, x.Rule.Result, x.Variant)
+				}
+			}
+		}
+	}
+}
+
+// shape renders the steps of a rule as "op→result" with their inputs in
+// brackets, skipped inputs marked "-".
+func shape(s Step) string {
+	var b strings.Builder
+	if s.Skipped {
+		b.WriteString("-")
+	}
+	switch {
+	case s.Op == "var":
+		b.WriteString("var:" + s.Var)
+	case s.Op != "":
+		b.WriteString(s.Op)
+	}
+	b.WriteString("→")
+	res, _ := json.Marshal(s.Result)
+	b.Write(res)
+	if len(s.Args) > 0 {
+		parts := make([]string, len(s.Args))
+		for i, a := range s.Args {
+			parts[i] = shape(a)
+		}
+		b.WriteString("[" + strings.Join(parts, " ") + "]")
+	}
+	return b.String()
+}
+
+func TestExplainTree(t *testing.T) {
+	set := mustLoad(t, explainDoc)
+	tests := []struct {
+		key  string
+		ctx  map[string]any
+		want string
+	}{
+		{"checkout", map[string]any{"email": "ada@example.com"},
+			`if→"on"[ends_with→true[var:email→"ada@example.com" →"@example.com"] →"on" -==→null -→"on" -→"off"]`},
+		{"checkout", map[string]any{"email": "bob@elsewhere.org", "tier": "gold"},
+			`if→"on"[ends_with→false[var:email→"bob@elsewhere.org" →"@example.com"] -→"on" ==→true[var:tier→"gold" →"gold"] →"on" -→"off"]`},
+		{"checkout", map[string]any{"tier": "silver"},
+			`if→"off"[ends_with→null[var:email→null →"@example.com"] -→"on" ==→false[var:tier→"silver" →"gold"] -→"on" →"off"]`},
+		{"any-admin", map[string]any{"roles": []any{"dev", "admin"}},
+			`if→"yes"[some→true[var:roles→["dev","admin"] ==→false[var:→"dev" →"admin"] ==→true[var:→"admin" →"admin"]] →"yes" -→"no"]`},
+		{"computed", map[string]any{"targetingKey": "k", "org": "acme"},
+			`fractional→"b"[cat→"computedacme"[var:$flagd.flagKey→"computed" var:org→"acme"] array→["a",2][→"a" +→2[→1 →1]] →["b",2]]`},
+	}
+	for _, tt := range tests {
+		x, err := set.Explain(tt.key, tt.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := shape(*x.Rule); got != tt.want {
+			t.Errorf("%s %v:\n got %s\nwant %s", tt.key, tt.ctx, got, tt.want)
+		}
+	}
+	x, _ := set.Explain("checkout", map[string]any{"email": "bob@elsewhere.org", "tier": "gold"})
+	paths := []string{x.Rule.Path, x.Rule.Args[0].Path, x.Rule.Args[0].Args[0].Path, x.Rule.Args[2].Path, x.Rule.Args[4].Path}
+	want := []string{"targeting.if", "targeting.if[0].ends_with", "targeting.if[0].ends_with[0].var", "targeting.if[2].==", "targeting.if[4]"}
+	if strings.Join(paths, " ") != strings.Join(want, " ") {
+		t.Errorf("paths %q, want %q", paths, want)
+	}
+}
+
+func TestExplainFractional(t *testing.T) {
+	tests := []struct {
+		name    string
+		version fractional.Version
+		key     string
+		ctx     map[string]any
+		bytes   string // hex; "" when nothing is hashed
+		noInput string
+		total   uint32
+	}{
+		{"default input v2", fractional.V2, "color", map[string]any{"targetingKey": "user-3"},
+			"636f6c6f72" + "757365722d33", "", 100},
+		{"default input v1", fractional.V1, "color", map[string]any{"targetingKey": "user-3"},
+			"636f6c6f72" + "757365722d33", "", 100},
+		// [flagKey, targetingKey] as a CBOR array of two text strings.
+		{"default input v3", fractional.V3, "color", map[string]any{"targetingKey": "user-3"},
+			"82" + "65" + "636f6c6f72" + "66" + "757365722d33", "", 100},
+		{"no targeting key", fractional.V2, "color", map[string]any{}, "", "no targeting key (it must be a non-empty string)", 100},
+		{"string value v2", fractional.V2, "by-user", map[string]any{"user": map[string]any{"id": "u-7"}}, "752d37", "", 2},
+		{"number value v2", fractional.V2, "by-user", map[string]any{"user": map[string]any{"id": 7}}, "", "v2 hashes only strings, and the bucketing value is a number", 2},
+		// v3 hashes the caller's int64 beyond 2^53 exactly.
+		{"int64 value v3", fractional.V3, "by-user", map[string]any{"user": map[string]any{"id": int64(9007199254740993)}}, "1b0020000000000001", "", 2},
+		{"computed weights", fractional.V2, "computed", map[string]any{"org": "acme"}, "636f6d70757465646163" + "6d65", "", 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set := mustLoad(t, explainDoc, WithFractionalVersion(tt.version))
+			x, err := set.Explain(tt.key, tt.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := x.Rule.Bucketing
+			if b == nil {
+				t.Fatalf("no bucketing: %+v", x.Rule)
+			}
+			if b.Version != tt.version || b.Total != tt.total || b.NoInput != tt.noInput || b.Bytes.String() != tt.bytes {
+				t.Fatalf("bucketing %+v\nwant bytes %s, total %d, noInput %q", b, tt.bytes, tt.total, tt.noInput)
+			}
+			if tt.noInput != "" {
+				if b.Selected != -1 || x.Rule.Result != nil {
+					t.Errorf("selected %d, result %v without input", b.Selected, x.Rule.Result)
+				}
+				return
+			}
+			if h := murmur3.Sum32(b.Bytes); h != b.Hash {
+				t.Errorf("hash %d, but the bytes hash to %d", b.Hash, h)
+			}
+			sel := b.Buckets[b.Selected]
+			if b.Bucket < sel.Start || b.Bucket >= sel.End {
+				t.Errorf("bucket %v outside the selected [%v, %v)", b.Bucket, sel.Start, sel.End)
+			}
+			if sel.Variant != x.Rule.Result || sel.Variant != x.Variant {
+				t.Errorf("selected %v, rule %v, variant %q", sel.Variant, x.Rule.Result, x.Variant)
+			}
+			var sum uint32
+			for _, c := range b.Buckets {
+				sum += c.Weight
+				if c.Variant == nil {
+					t.Errorf("bucket without a variant: %+v", b.Buckets)
+				}
+			}
+			if sum != b.Total || b.Buckets[len(b.Buckets)-1].End != map[bool]float64{true: 100, false: float64(b.Total)}[tt.version == fractional.V1] {
+				t.Errorf("buckets %+v, total %d", b.Buckets, b.Total)
+			}
+		})
+	}
+}
+
+func TestExplainJSONAndText(t *testing.T) {
+	set := mustLoad(t, explainDoc)
+	x, _ := set.Explain("color", map[string]any{"targetingKey": "user-3"})
+	out, err := json.Marshal(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"reason":"TARGETING_MATCH"`, `"fractionalVersion":"v2"`, `"bytes":"636f6c6f72757365722d33"`, `"selected":1`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("JSON lacks %s: %s", want, out)
+		}
+	}
+	x, _ = set.Explain("broken", nil)
+	out, _ = json.Marshal(x)
+	if !strings.Contains(string(out), `"error":{"code":"PARSE_ERROR"`) {
+		t.Errorf("error not spelled: %s", out)
+	}
+	text := set.mustExplain(t, "checkout", map[string]any{"tier": "gold"}).String()
+	want := `flag "checkout" (fractional v2): variant "on", value true, reason TARGETING_MATCH
+if → "on"
+  ends_with → null
+    var email → null
+    "@example.com"
+  "on" (not evaluated)
+  == → true
+    var tier → "gold"
+    "gold"
+  "on"
+  "off" (not evaluated)
+`
+	if text != want {
+		t.Errorf("text:\n%s\nwant:\n%s", text, want)
+	}
+}
+
+func (s *FlagSet) mustExplain(t *testing.T, key string, ctx map[string]any) Explanation {
+	t.Helper()
+	x, err := s.Explain(key, ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+func BenchmarkExplain(b *testing.B) {
+	set := mustLoad(b, explainDoc)
+	ctx := map[string]any{"targetingKey": "user-3", "email": "bob@elsewhere.org", "tier": "gold"}
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = set.Explain("checkout", ctx)
+	}
+}
