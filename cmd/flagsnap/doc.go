@@ -1,0 +1,18 @@
+// Command flagsnap checks, explains, simulates and serves flagd flag files
+// with the same packages the flagsnap provider evaluates them with.
+//
+//	flagsnap validate FILE...              report every problem with file, line and column
+//	flagsnap eval FILE FLAG [--explain]    resolve one flag for a context, and say why
+//	flagsnap simulate FILE FLAG            the variant shares of many synthetic users
+//	flagsnap serve FILE                    serve a watched file over flagd.sync.v1
+//
+// Install it with
+//
+//	go install github.com/flagsnap/flagsnap/cmd/flagsnap@latest
+//
+// or run it from a checkout with go run ./cmd/flagsnap. Every command
+// explains itself with --help. Exit status 0 means success, 1 a negative
+// answer (an invalid file, a resolution that failed), 2 input that could
+// not be used (a missing file, an unknown flag, a bad option), and 130 an
+// interrupted simulation.
+package main

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/flagsnap/flagsnap/evaluator"
+)
+
+const evalUsage = `Usage: flagsnap eval FILE FLAG [--context JSON | --context-file F] [--type T]
+                     [--fractional v1|v2|v3] [--explain] [--format text|json]
+
+Resolves one flag of a flag file for an evaluation context, as the flagsnap
+provider does, and prints the value, the variant, the reason, the error if
+any and the metadata. With --explain it also prints the path the rule took:
+every operator with its inputs and its result, and for fractional the
+bucketing value, the bytes hashed, the hash, the bucket and the weights.
+
+The context is the flattened OpenFeature context, as JSON: the targeting
+key is "targetingKey". Without --type the flag is resolved as the type of
+its variants.
+
+Exit status: 0 resolved, 1 the resolution failed (its error is printed),
+2 bad input.
+
+Example:
+  flagsnap eval flags.json new-checkout --context '{"targetingKey":"user-1","email":"ada@example.com"}'
+  value     true
+  variant   on
+  reason    TARGETING_MATCH
+  metadata  {"flagSetId":"shop","owner":"payments","team":"checkout"}
+`
+
+func (c *cmd) eval(args []string) int {
+	fs := c.flags(evalUsage)
+	inline := fs.String("context", "", "evaluation context as a JSON object")
+	file := fs.String("context-file", "", "read the evaluation context from this JSON file")
+	typ := fs.String("type", "", "resolve as bool, string, int, float or object (default: the type of the flag's variants)")
+	frac := fs.String("fractional", "", "fractional bucketing version: v1, v2 or v3 (default v2)")
+	explain := fs.Bool("explain", false, "print the path the rule took")
+	format := fs.String("format", "text", "output format: text or json")
+	pos, status, ok := c.parseOrFail(fs, args)
+	if !ok {
+		return status
+	}
+	if len(pos) != 2 {
+		return c.fail(exitBadInput, "want FILE and FLAG, got %d argument(s) (see flagsnap eval --help)", len(pos))
+	}
+	path, key := pos[0], pos[1]
+	if *typ != "" {
+		if err := oneOf("type", *typ, types...); err != nil {
+			return c.fail(exitBadInput, "%v", err)
+		}
+	}
+	if err := oneOf("format", *format, "text", "json"); err != nil {
+		return c.fail(exitBadInput, "%v", err)
+	}
+	version, err := parseVersion("fractional", *frac)
+	if err != nil {
+		return c.fail(exitBadInput, "%v", err)
+	}
+	ctx, err := readContext(*inline, *file)
+	if err != nil {
+		return c.fail(exitBadInput, "%v", err)
+	}
+	set, err := loadFlags(path, version)
+	if err != nil {
+		return c.fail(exitBadInput, "%v", err)
+	}
+	if !hasFlag(set, key) {
+		return c.fail(exitBadInput, "flag %q is not defined in %s", key, path)
+	}
+	var r result
+	if *typ == "" {
+		r = resolveAny(set, key, ctx)
+	} else {
+		r = resolve(set, key, *typ, ctx)
+	}
+	var tree *evaluator.Explanation
+	if *explain {
+		x, err := explainFlag(set, key, ctx)
+		if err != nil {
+			return c.fail(exitBadInput, "%v", err)
+		}
+		tree = x
+	}
+	if *format == "json" {
+		out := struct {
+			Flag string `json:"flag"`
+			result
+			Explanation *evaluator.Explanation `json:"explanation,omitempty"`
+		}{key, r, tree}
+		writeJSON(c.stdout, out)
+	} else {
+		printResult(c.stdout, r)
+		if tree != nil {
+			fmt.Fprintf(c.stdout, "\n%s", tree)
+		}
+	}
+	if r.Error != "" {
+		return exitNegative
+	}
+	return exitOK
+}
+
+func printResult(w io.Writer, r result) {
+	value := "(the caller's default)"
+	if r.Variant != "" && r.Error == "" {
+		value = compactJSON(r.Value)
+	}
+	fmt.Fprintf(w, "value     %s\n", value)
+	if r.Variant != "" {
+		fmt.Fprintf(w, "variant   %s\n", r.Variant)
+	}
+	fmt.Fprintf(w, "reason    %s\n", r.Reason)
+	if r.Error != "" {
+		fmt.Fprintf(w, "error     %s: %s\n", r.Error, r.Message)
+	}
+	if len(r.Metadata) > 0 {
+		fmt.Fprintf(w, "metadata  %s\n", compactJSON(r.Metadata))
+	}
+}
+
+// compactJSON is v as one line of JSON (map keys sorted).
+func compactJSON(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}

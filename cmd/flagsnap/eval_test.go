@@ -1,0 +1,162 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestEval(t *testing.T) {
+	flags := testdata("flags.json")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string // stdout, exactly
+	}{
+		{
+			name: "targeting match through a $ref",
+			args: []string{flags, "new-checkout", "--context", `{"targetingKey": "user-1", "email": "ada@example.com"}`},
+			want: "value     true\nvariant   on\nreason    TARGETING_MATCH\nmetadata  {\"flagSetId\":\"shop\",\"owner\":\"payments\"}\n",
+		},
+		{
+			name: "options before the arguments",
+			args: []string{"--context", `{"email": "bob@elsewhere.org"}`, flags, "new-checkout"},
+			want: "value     false\nvariant   off\nreason    TARGETING_MATCH\nmetadata  {\"flagSetId\":\"shop\",\"owner\":\"payments\"}\n",
+		},
+		{
+			name: "fractional v2",
+			args: []string{flags, "banner-color", "--context", `{"targetingKey": "user-3"}`},
+			want: "value     \"blue\"\nvariant   blue\nreason    TARGETING_MATCH\nmetadata  {\"flagSetId\":\"shop\"}\n",
+		},
+		{
+			// user-3 moves from blue to red with typed hashing.
+			name: "fractional v3",
+			args: []string{flags, "banner-color", "--fractional", "v3", "--context", `{"targetingKey": "user-3"}`},
+			want: "value     \"red\"\nvariant   red\nreason    TARGETING_MATCH\nmetadata  {\"flagSetId\":\"shop\"}\n",
+		},
+		{
+			name: "int",
+			args: []string{flags, "max-items", "--type", "int", "--context", `{"appVersion": "2.1.0"}`},
+			want: "value     50\nvariant   many\nreason    TARGETING_MATCH\nmetadata  {\"flagSetId\":\"shop\"}\n",
+		},
+		{
+			name: "default variant when the rule answers null",
+			args: []string{flags, "max-items", "--context", `{"appVersion": "1.9"}`},
+			want: "value     10\nvariant   few\nreason    DEFAULT\nmetadata  {\"flagSetId\":\"shop\"}\n",
+		},
+		{
+			name: "disabled",
+			args: []string{flags, "legacy-banner"},
+			want: "value     (the caller's default)\nreason    DISABLED\nmetadata  {\"flagSetId\":\"shop\"}\n",
+		},
+		{
+			name: "type mismatch",
+			args: []string{flags, "max-items", "--type", "bool"},
+			code: exitNegative,
+			want: "value     (the caller's default)\nvariant   few\nreason    ERROR\nerror     TYPE_MISMATCH: flag \"max-items\": variant \"few\" is a number, not a boolean\nmetadata  {\"flagSetId\":\"shop\"}\n",
+		},
+		{
+			name: "a flag with a problem",
+			args: []string{testdata("bad.json"), "ops"},
+			code: exitNegative,
+			want: "value     (the caller's default)\nreason    ERROR\nerror     PARSE_ERROR: flag \"ops\": targeting.if[0].startswith: unknown operator \"startswith\"\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runCmd(t, append([]string{"eval"}, tt.args...)...)
+			wantStatus(t, code, tt.code, stdout, stderr)
+			if stdout != tt.want {
+				t.Errorf("stdout\n%s\nwant\n%s", stdout, tt.want)
+			}
+		})
+	}
+}
+
+func TestEvalContextFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ctx.json")
+	if err := os.WriteFile(path, []byte(`{"targetingKey": "user-1", "email": "ada@example.com"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runCmd(t, "eval", testdata("flags.json"), "new-checkout", "--context-file", path)
+	wantStatus(t, code, exitOK, stdout, stderr)
+	if !strings.HasPrefix(stdout, "value     true\n") {
+		t.Errorf("stdout %s", stdout)
+	}
+}
+
+func TestEvalJSON(t *testing.T) {
+	stdout, stderr, code := runCmd(t, "eval", "--format", "json", testdata("flags.json"), "max-items", "--type", "int", "--context", `{"appVersion": "3"}`)
+	wantStatus(t, code, exitOK, stdout, stderr)
+	var got map[string]any
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	want := map[string]any{
+		"flag": "max-items", "value": 50.0, "variant": "many", "reason": "TARGETING_MATCH",
+		"type": "int", "metadata": map[string]any{"flagSetId": "shop"},
+	}
+	if compactJSON(got) != compactJSON(want) {
+		t.Errorf("got %s\nwant %s", compactJSON(got), compactJSON(want))
+	}
+}
+
+func TestEvalBadInput(t *testing.T) {
+	flags := testdata("flags.json")
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"missing file", []string{"missing.json", "a"}, []string{"missing.json", "no such file or directory"}},
+		{"file that does not load", []string{testdata("syntax.json"), "a"}, []string{"syntax.json", "invalid JSON at line 6, column 7"}},
+		{"unknown flag", []string{flags, "nope"}, []string{`flag "nope" is not defined in testdata/flags.json`}},
+		{"invalid context", []string{flags, "new-checkout", "--context", `{"email": }`}, []string{"--context is not a JSON object", "invalid character"}},
+		{"context not an object", []string{flags, "new-checkout", "--context", `[1]`}, []string{"--context is not a JSON object"}},
+		{"context null", []string{flags, "new-checkout", "--context", `null`}, []string{"--context is not a JSON object: null"}},
+		{"both contexts", []string{flags, "new-checkout", "--context", `{}`, "--context-file", "x.json"}, []string{"not both"}},
+		{"missing context file", []string{flags, "new-checkout", "--context-file", "missing-ctx.json"}, []string{"--context-file missing-ctx.json", "no such file"}},
+		{"unknown type", []string{flags, "new-checkout", "--type", "boolean"}, []string{`--type must be bool, string, int, float, object, not "boolean"`}},
+		{"unknown version", []string{flags, "new-checkout", "--fractional", "v4"}, []string{`--fractional must be v1, v2 or v3, not "v4"`}},
+		{"missing flag argument", []string{flags}, []string{"want FILE and FLAG, got 1 argument(s)"}},
+		{"unknown option", []string{flags, "new-checkout", "--explian"}, []string{"flag provided but not defined: -explian", "flagsnap eval --help"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runCmd(t, append([]string{"eval"}, tt.args...)...)
+			wantStatus(t, code, exitBadInput, stdout, stderr)
+			wantOneLine(t, stderr, tt.want...)
+			if stdout != "" {
+				t.Errorf("stdout: %s", stdout)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, command := range []string{"validate", "eval", "simulate", "serve"} {
+		for _, opt := range []string{"--help", "-h"} {
+			stdout, stderr, code := runCmd(t, command, opt)
+			wantStatus(t, code, exitOK, stdout, stderr)
+			for _, want := range []string{"Usage: flagsnap " + command, "Example:", "Options:"} {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("%s %s does not say %q:\n%s", command, opt, want, stdout)
+				}
+			}
+		}
+	}
+	stdout, _, code := runCmd(t, "--help")
+	if code != exitOK || !strings.Contains(stdout, "flagsnap validate FILE...") {
+		t.Errorf("flagsnap --help: status %d\n%s", code, stdout)
+	}
+	_, stderr, code := runCmd(t, "explain")
+	wantStatus(t, code, exitBadInput, "", stderr)
+	wantOneLine(t, stderr, `unknown command "explain"`)
+	_, stderr, code = runCmd(t)
+	if code != exitBadInput || !strings.Contains(stderr, "Usage:") {
+		t.Errorf("no arguments: status %d, stderr %s", code, stderr)
+	}
+}

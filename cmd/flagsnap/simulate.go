@@ -1,0 +1,532 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/flagsnap/flagsnap/evaluator"
+)
+
+const simulateUsage = `Usage: flagsnap simulate FILE FLAG [--users N] [--key-template 'user-{i}'] [--context JSON]
+                         [--fractional vN] [--against OTHER_FILE] [--against-fractional vN]
+                         [--format text|json|csv] [--svg OUT]
+
+Resolves a flag for N synthetic users, whose targeting keys come from the
+key template ({i} is the user's number, from 0), and prints each variant's
+share next to the weight the flag's fractional rule gives it, the deviation
+in percentage points and a chi-square test of the shares against the
+weights (a p-value below 0.001 means the split is not what the weights say).
+The weights are those of the first fractional the rule reaches for the
+first user.
+
+With --against (another flag file) or --against-fractional (another
+bucketing version, of the same file unless --against is given) it also
+prints how many users get another variant there, and the transitions
+between variants. --svg writes the distribution (and the transition matrix)
+as an SVG chart. Runs longer than a second show their progress on stderr;
+Ctrl-C stops them.
+
+Example:
+  flagsnap simulate flags.json banner-color --users 100000 --against-fractional v3
+`
+
+// otherLabel names outcomes without a variant in tables and charts.
+const (
+	labelDefault  = "(default)"
+	labelDisabled = "(disabled)"
+)
+
+type simOptions struct {
+	set, against *evaluator.FlagSet
+	key          string
+	users        int
+	template     string
+	base         map[string]any
+}
+
+// simulation is the outcome of a run.
+type simulation struct {
+	users       int
+	counts      map[string]int
+	other       map[string]int    // with --against: each outcome there
+	transitions map[[2]string]int // with --against: (here, there) → users
+	changed     int
+}
+
+func (c *cmd) simulate(ctx context.Context, args []string) int {
+	fs := c.flags(simulateUsage)
+	users := fs.Int("users", 100000, "number of synthetic users")
+	template := fs.String("key-template", "user-{i}", "targeting key of user i")
+	inline := fs.String("context", "", "context every user shares, as a JSON object")
+	frac := fs.String("fractional", "", "fractional bucketing version: v1, v2 or v3 (default v2)")
+	againstFile := fs.String("against", "", "compare with this flag file")
+	againstFrac := fs.String("against-fractional", "", "compare with this bucketing version (default: --fractional)")
+	format := fs.String("format", "text", "output format: text, json or csv")
+	svgOut := fs.String("svg", "", "write the chart to this SVG file")
+	pos, status, ok := c.parseOrFail(fs, args)
+	if !ok {
+		return status
+	}
+	if len(pos) != 2 {
+		return c.fail(exitBadInput, "want FILE and FLAG, got %d argument(s) (see flagsnap simulate --help)", len(pos))
+	}
+	path, key := pos[0], pos[1]
+	if *users < 1 {
+		return c.fail(exitBadInput, "--users must be at least 1, not %d", *users)
+	}
+	if !strings.Contains(*template, "{i}") {
+		return c.fail(exitBadInput, "--key-template must contain {i}, not %q", *template)
+	}
+	if err := oneOf("format", *format, "text", "json", "csv"); err != nil {
+		return c.fail(exitBadInput, "%v", err)
+	}
+	version, err := parseVersion("fractional", *frac)
+	if err != nil {
+		return c.fail(exitBadInput, "%v", err)
+	}
+	otherVersion := version
+	if *againstFrac != "" {
+		if otherVersion, err = parseVersion("against-fractional", *againstFrac); err != nil {
+			return c.fail(exitBadInput, "%v", err)
+		}
+	}
+	base, err := readContext(*inline, "")
+	if err != nil {
+		return c.fail(exitBadInput, "%v", err)
+	}
+	opts := simOptions{key: key, users: *users, template: *template, base: base}
+	if opts.set, err = loadFlags(path, version); err != nil {
+		return c.fail(exitBadInput, "%v", err)
+	}
+	if !hasFlag(opts.set, key) {
+		return c.fail(exitBadInput, "flag %q is not defined in %s", key, path)
+	}
+	comparing := *againstFile != "" || *againstFrac != ""
+	otherPath := path
+	if *againstFile != "" {
+		otherPath = *againstFile
+	}
+	if comparing {
+		if opts.against, err = loadFlags(otherPath, otherVersion); err != nil {
+			return c.fail(exitBadInput, "--against %v", err)
+		}
+		if !hasFlag(opts.against, key) {
+			return c.fail(exitBadInput, "flag %q is not defined in %s", key, otherPath)
+		}
+	}
+
+	p := newProgress(c.stderr, *users)
+	sim, err := simulateUsers(ctx, opts, p.update)
+	p.done()
+	if err != nil {
+		return c.fail(exitInterrupted, "%v", err)
+	}
+	rep := newSimReport(opts, sim)
+	rep.File, rep.Fractional = path, version.String()
+	if comparing {
+		rep.Against.File, rep.Against.Fractional = otherPath, otherVersion.String()
+	}
+	if *svgOut != "" {
+		if err := writeSVGFile(*svgOut, rep); err != nil {
+			return c.fail(exitBadInput, "--svg: %v", err)
+		}
+	}
+	switch *format {
+	case "json":
+		writeJSON(c.stdout, rep)
+	case "csv":
+		writeCSV(c.stdout, rep)
+	default:
+		printSimulation(c.stdout, rep)
+	}
+	return exitOK
+}
+
+// simulateUsers resolves the flag for every user, checking ctx as it goes.
+// One context map serves every user: the evaluator reads it in place and
+// keeps nothing of it.
+func simulateUsers(ctx context.Context, o simOptions, progress func(done int)) (simulation, error) {
+	sim := simulation{users: o.users, counts: map[string]int{}}
+	if o.against != nil {
+		sim.other = map[string]int{}
+		sim.transitions = map[[2]string]int{}
+	}
+	evalCtx := maps.Clone(o.base)
+	if evalCtx == nil {
+		evalCtx = map[string]any{}
+	}
+	prefix, suffix, _ := strings.Cut(o.template, "{i}")
+	for i := range o.users {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return sim, fmt.Errorf("interrupted after %d of %d users", i, o.users)
+			}
+			progress(i)
+		}
+		evalCtx["targetingKey"] = prefix + strconv.Itoa(i) + strings.ReplaceAll(suffix, "{i}", strconv.Itoa(i))
+		here := outcomeLabel(o.set, o.key, evalCtx)
+		sim.counts[here]++
+		if o.against != nil {
+			there := outcomeLabel(o.against, o.key, evalCtx)
+			sim.other[there]++
+			sim.transitions[[2]string{here, there}]++
+			if here != there {
+				sim.changed++
+			}
+		}
+	}
+	return sim, nil
+}
+
+// outcomeLabel is the variant a user gets, or what stands in for one. Any
+// typed accessor names the variant, even one of another type (the answer
+// is then TYPE_MISMATCH), so the cheapest one serves every flag.
+func outcomeLabel(set *evaluator.FlagSet, key string, ctx map[string]any) string {
+	r := set.ResolveBool(key, false, ctx)
+	switch {
+	case r.Variant != "":
+		return r.Variant
+	case r.Err != nil:
+		return "(error " + r.Err.Code.String() + ")"
+	case r.Reason == evaluator.ReasonDisabled:
+		return labelDisabled
+	}
+	return labelDefault
+}
+
+// simReport is what simulate prints, in every format.
+type simReport struct {
+	Flag       string       `json:"flag"`
+	File       string       `json:"file"`
+	Fractional string       `json:"fractional"`
+	Users      int          `json:"users"`
+	Variants   []variantRow `json:"variants"`
+	// Weighted says whether the weights of a fractional rule were found;
+	// without them there is no expected share and no test.
+	Weighted  bool       `json:"weighted"`
+	ChiSquare *chiSquare `json:"chiSquare,omitempty"`
+	Against   *against   `json:"against,omitempty"`
+}
+
+type variantRow struct {
+	Variant string  `json:"variant"`
+	Users   int     `json:"users"`
+	Share   float64 `json:"share"`
+	// Weight is the configured share, 0 for an outcome outside the split.
+	Weight float64 `json:"weight"`
+	// Deviation is Share-Weight in percentage points.
+	Deviation float64 `json:"deviation"`
+}
+
+type chiSquare struct {
+	Statistic        float64 `json:"statistic"`
+	DegreesOfFreedom int     `json:"degreesOfFreedom"`
+	PValue           float64 `json:"pValue"`
+}
+
+type against struct {
+	File        string       `json:"file"`
+	Fractional  string       `json:"fractional"`
+	Changed     int          `json:"changed"`
+	ChangedPct  float64      `json:"changedShare"`
+	Weighted    bool         `json:"weighted"`
+	Variants    []variantRow `json:"variants"`
+	Transitions []transition `json:"transitions"`
+}
+
+type transition struct {
+	From  string `json:"from"`
+	To    string `json:"to"`
+	Users int    `json:"users"`
+}
+
+func newSimReport(o simOptions, sim simulation) *simReport {
+	weights := configuredWeights(o.set, o.key, o.base, o.template)
+	rep := &simReport{Flag: o.key, Users: sim.users, Weighted: len(weights) > 0}
+	rep.Variants = rows(sim.counts, weights, sim.users)
+	if rep.Weighted {
+		rep.ChiSquare = chiSquareTest(rep.Variants, sim.users)
+	}
+	if o.against != nil {
+		a := &against{Changed: sim.changed, ChangedPct: float64(sim.changed) / float64(sim.users)}
+		otherWeights := configuredWeights(o.against, o.key, o.base, o.template)
+		a.Variants, a.Weighted = rows(sim.other, otherWeights, sim.users), len(otherWeights) > 0
+		for _, from := range rep.Variants {
+			for _, to := range a.Variants {
+				if n := sim.transitions[[2]string{from.Variant, to.Variant}]; n > 0 {
+					a.Transitions = append(a.Transitions, transition{From: from.Variant, To: to.Variant, Users: n})
+				}
+			}
+		}
+		rep.Against = a
+	}
+	return rep
+}
+
+// weight is one bucket of a fractional rule.
+type weight struct {
+	variant string
+	share   float64
+}
+
+// rows lists the variants of the split in its order, then any other
+// outcome by decreasing count.
+func rows(counts map[string]int, weights []weight, users int) []variantRow {
+	var out []variantRow
+	seen := map[string]bool{}
+	for _, w := range weights {
+		if seen[w.variant] {
+			// Two buckets of one variant: their weights add up.
+			for i := range out {
+				if out[i].Variant == w.variant {
+					out[i].Weight += w.share
+				}
+			}
+			continue
+		}
+		seen[w.variant] = true
+		out = append(out, variantRow{Variant: w.variant, Weight: w.share})
+	}
+	rest := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(rest, func(a, b string) int {
+		if counts[a] != counts[b] {
+			return counts[b] - counts[a]
+		}
+		return strings.Compare(a, b)
+	})
+	for _, v := range rest {
+		if !seen[v] {
+			out = append(out, variantRow{Variant: v})
+		}
+	}
+	for i := range out {
+		r := &out[i]
+		r.Users = counts[r.Variant]
+		r.Share = float64(r.Users) / float64(users)
+		r.Deviation = 100 * (r.Share - r.Weight)
+	}
+	return out
+}
+
+// chiSquareTest tests the counts against the weights (Pearson's
+// chi-square, goodness of fit). Users outside the split make the fit
+// impossible: the p-value is 0.
+func chiSquareTest(rows []variantRow, users int) *chiSquare {
+	var stat float64
+	k := 0
+	for _, r := range rows {
+		expected := r.Weight * float64(users)
+		if expected == 0 {
+			if r.Users > 0 {
+				stat = math.Inf(1)
+			}
+			continue
+		}
+		k++
+		d := float64(r.Users) - expected
+		stat += d * d / expected
+	}
+	if k < 2 {
+		return nil
+	}
+	cs := &chiSquare{Statistic: stat, DegreesOfFreedom: k - 1}
+	if math.IsInf(stat, 1) {
+		cs.Statistic = -1 // JSON has no infinity; the p-value says it all
+		return cs
+	}
+	cs.PValue = distuv.ChiSquared{K: float64(k - 1)}.Survival(stat)
+	return cs
+}
+
+// configuredWeights are the weights of the first fractional rule the flag's
+// targeting reaches for the first user, nil when it reaches none.
+func configuredWeights(set *evaluator.FlagSet, key string, base map[string]any, template string) []weight {
+	ctx := maps.Clone(base)
+	if ctx == nil {
+		ctx = map[string]any{}
+	}
+	ctx["targetingKey"] = strings.ReplaceAll(template, "{i}", "0")
+	return fractionalWeights(set, key, ctx)
+}
+
+func printSimulation(w io.Writer, r *simReport) {
+	fmt.Fprintf(w, "%s in %s, %s users, fractional %s\n\n", r.Flag, r.File, thousands(r.Users), r.Fractional)
+	printRows(w, r.Variants, r.Weighted)
+	if cs := r.ChiSquare; cs != nil {
+		fmt.Fprintln(w)
+		if cs.Statistic < 0 {
+			fmt.Fprintln(w, "chi-square: some users fall outside the split; p-value 0")
+		} else {
+			fmt.Fprintf(w, "chi-square %.2f, %d degrees of freedom, p-value %.3g: %s\n",
+				cs.Statistic, cs.DegreesOfFreedom, cs.PValue, verdict(cs.PValue))
+		}
+	}
+	a := r.Against
+	if a == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nagainst %s, fractional %s: %s of %s users (%.2f%%) get another variant\n\n",
+		a.File, a.Fractional, thousands(a.Changed), thousands(r.Users), 100*a.ChangedPct)
+	printRows(w, a.Variants, a.Weighted)
+	fmt.Fprintln(w)
+	printMatrix(w, r)
+}
+
+func verdict(p float64) string {
+	if p < 0.001 {
+		return "the shares do not fit the weights"
+	}
+	return "the shares fit the weights"
+}
+
+func printRows(w io.Writer, rows []variantRow, weighted bool) {
+	width := len("variant")
+	for _, r := range rows {
+		width = max(width, len(r.Variant))
+	}
+	if weighted {
+		fmt.Fprintf(w, "%-*s  %9s  %7s  %7s  %9s\n", width, "variant", "users", "share", "weight", "deviation")
+	} else {
+		fmt.Fprintf(w, "%-*s  %9s  %7s\n", width, "variant", "users", "share")
+	}
+	for _, r := range rows {
+		if weighted {
+			fmt.Fprintf(w, "%-*s  %9s  %6.2f%%  %6.2f%%  %+9.2f  %s\n", width, r.Variant, thousands(r.Users), 100*r.Share, 100*r.Weight, r.Deviation, bar(r.Share))
+		} else {
+			fmt.Fprintf(w, "%-*s  %9s  %6.2f%%  %s\n", width, r.Variant, thousands(r.Users), 100*r.Share, bar(r.Share))
+		}
+	}
+}
+
+// printMatrix prints the users of each (before, after) pair; rows are the
+// variants in FILE, columns those in the file compared with.
+func printMatrix(w io.Writer, r *simReport) {
+	from, to := r.Variants, r.Against.Variants
+	users := map[[2]string]int{}
+	for _, t := range r.Against.Transitions {
+		users[[2]string{t.From, t.To}] = t.Users
+	}
+	width := len("from \\ to")
+	for _, f := range from {
+		width = max(width, len(f.Variant))
+	}
+	col := 9
+	for _, t := range to {
+		col = max(col, len(t.Variant))
+	}
+	fmt.Fprintf(w, "%-*s", width, "from \\ to")
+	for _, t := range to {
+		fmt.Fprintf(w, "  %*s", col, t.Variant)
+	}
+	fmt.Fprintln(w)
+	for _, f := range from {
+		fmt.Fprintf(w, "%-*s", width, f.Variant)
+		for _, t := range to {
+			fmt.Fprintf(w, "  %*s", col, thousands(users[[2]string{f.Variant, t.Variant}]))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// bar draws share (0 to 1) as a bar 50 cells long at 100%, in eighths of a
+// cell.
+func bar(share float64) string {
+	eighths := int(math.Round(share * 50 * 8))
+	const partial = " ▏▎▍▌▋▊▉"
+	full := strings.Repeat("█", eighths/8)
+	if rest := eighths % 8; rest > 0 {
+		return full + string([]rune(partial)[rest])
+	}
+	return full
+}
+
+// thousands writes n with comma separators.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func writeCSV(w io.Writer, r *simReport) {
+	cw := csv.NewWriter(w)
+	num := func(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
+	row := func(table string, v variantRow, weighted bool) []string {
+		out := []string{table, v.Variant, "", strconv.Itoa(v.Users), num(v.Share, -1), "", ""}
+		if weighted {
+			out[5], out[6] = num(v.Weight, -1), num(v.Deviation, 4)
+		}
+		return out
+	}
+	_ = cw.Write([]string{"table", "variant", "to", "users", "share", "weight", "deviation"})
+	for _, v := range r.Variants {
+		_ = cw.Write(row("distribution", v, r.Weighted))
+	}
+	if a := r.Against; a != nil {
+		for _, v := range a.Variants {
+			_ = cw.Write(row("against", v, a.Weighted))
+		}
+		for _, t := range a.Transitions {
+			_ = cw.Write([]string{"transition", t.From, t.To, strconv.Itoa(t.Users), num(float64(t.Users)/float64(r.Users), -1), "", ""})
+		}
+	}
+	cw.Flush()
+}
+
+// progress reports on stderr how far a run is, once it has taken longer
+// than a second: short runs stay silent.
+type progress struct {
+	w     io.Writer
+	total int
+	start time.Time
+	last  time.Time
+	shown bool
+}
+
+func newProgress(w io.Writer, total int) *progress {
+	now := time.Now()
+	return &progress{w: w, total: total, start: now, last: now}
+}
+
+func (p *progress) update(done int) {
+	now := time.Now()
+	if now.Sub(p.start) < time.Second || now.Sub(p.last) < 200*time.Millisecond {
+		return
+	}
+	p.last, p.shown = now, true
+	fmt.Fprintf(p.w, "\rsimulating: %3d%% (%s of %s users)", 100*done/p.total, thousands(done), thousands(p.total))
+}
+
+func (p *progress) done() {
+	if p.shown {
+		fmt.Fprintln(p.w)
+	}
+}
+
+func writeSVGFile(path string, r *simReport) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	werr := writeSVG(f, r)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	return werr
+}
+

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		code  int
+		lines []string // each must be a line of stdout
+	}{
+		{
+			name:  "valid",
+			args:  []string{testdata("flags.json")},
+			lines: []string{"testdata/flags.json: valid: 4 flags, 0 warnings"},
+		},
+		{
+			name: "every kind of flag problem, where it is written",
+			args: []string{testdata("bad.json")},
+			code: exitNegative,
+			lines: []string{
+				`testdata/bad.json:6:7: error: flag "new-checkout": defaultVariant "of" is not one of the variants`,
+				`testdata/bad.json:10:20: error: flag "color": variants mix types: "one" is a number, "red" is a string`,
+				`testdata/bad.json:17:21: error: flag "split": targeting.fractional: invalid weights: bucket 0: fractional: weight is not a whole number: 50.5`,
+				`testdata/bad.json:23:29: error: flag "ops": targeting.if[0].startswith: unknown operator "startswith"`,
+				`testdata/bad.json:29:7: error: flag "refs": $ref "nope" names no entry of $evaluators`,
+				`testdata/bad.json:23:28: warning: flag "ops": schema: /flags/ops/targeting/if/0: additional properties 'startswith' not allowed`,
+				`testdata/bad.json: invalid: 5 errors, 2 warnings`,
+			},
+		},
+		{
+			name: "YAML",
+			args: []string{testdata("bad.yaml")},
+			code: exitNegative,
+			lines: []string{
+				`testdata/bad.yaml:7:5: error: flag "new-checkout": defaultVariant "of" is not one of the variants`,
+				`testdata/bad.yaml:16:11: error: flag "ops": targeting.if[0].startswith: unknown operator "startswith"`,
+				`testdata/bad.yaml: invalid: 2 errors, 1 warning`,
+			},
+		},
+		{
+			name: "flags as an array",
+			args: []string{testdata("array.json")},
+			code: exitNegative,
+			lines: []string{
+				`testdata/array.json:4:69: error: flag "broken": defaultVariant "off" is not one of the variants`,
+				`testdata/array.json:5:5: error: flag "flags[2]": flag entry has no "key"`,
+			},
+		},
+		{
+			name: "syntax error",
+			args: []string{testdata("syntax.json")},
+			code: exitNegative,
+			lines: []string{
+				`testdata/syntax.json:6:7: error: invalid JSON at line 6, column 7: invalid character '"' after object key:value pair`,
+				`testdata/syntax.json: invalid: 1 error, 0 warnings`,
+			},
+		},
+		{
+			name: "warnings only",
+			args: []string{testdata("warnings.json")},
+			lines: []string{
+				`testdata/warnings.json:4:7: warning: flag "retired": state should be "ENABLED" or "DISABLED", not ON; treated as ENABLED`,
+				`testdata/warnings.json:4:7: warning: flag "retired": schema: /flags/retired/state: value must be one of 'ENABLED', 'DISABLED'`,
+				`testdata/warnings.json:7:7: warning: flag "retired": metadata "tags" is an array; only strings, numbers and booleans are kept`,
+				`testdata/warnings.json: valid: 1 flag, 4 warnings`,
+			},
+		},
+		{
+			name:  "strict makes warnings errors",
+			args:  []string{"--strict", testdata("warnings.json")},
+			code:  exitNegative,
+			lines: []string{`testdata/warnings.json: invalid: 4 errors, 0 warnings`},
+		},
+		{
+			name: "several files: the worst status",
+			args: []string{testdata("flags.json"), testdata("bad.yaml")},
+			code: exitNegative,
+			lines: []string{
+				"testdata/flags.json: valid: 4 flags, 0 warnings",
+				"testdata/bad.yaml: invalid: 2 errors, 1 warning",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runCmd(t, append([]string{"validate"}, tt.args...)...)
+			wantStatus(t, code, tt.code, stdout, stderr)
+			if stderr != "" {
+				t.Errorf("stderr: %s", stderr)
+			}
+			got := strings.Split(stdout, "\n")
+			for _, want := range tt.lines {
+				if !contains(got, want) {
+					t.Errorf("no line\n%s\nin\n%s", want, stdout)
+				}
+			}
+		})
+	}
+}
+
+func contains(lines []string, want string) bool {
+	for _, l := range lines {
+		if l == want {
+			return true
+		}
+	}
+	return false
+}
+
+func TestValidateUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	stdout, stderr, code := runCmd(t, "validate", testdata("flags.json"), filepath.Join(dir, "missing.json"))
+	wantStatus(t, code, exitBadInput, stdout, stderr)
+	wantOneLine(t, stderr, "missing.json", "no such file or directory")
+	if !strings.Contains(stdout, "testdata/flags.json: valid") {
+		t.Errorf("the readable file is not reported: %s", stdout)
+	}
+	stdout, stderr, code = runCmd(t, "validate", dir)
+	wantStatus(t, code, exitBadInput, stdout, stderr)
+	wantOneLine(t, stderr, "is a directory")
+}
+
+func TestValidateJSON(t *testing.T) {
+	stdout, stderr, code := runCmd(t, "validate", "--format", "json", testdata("bad.yaml"), testdata("flags.json"))
+	wantStatus(t, code, exitNegative, stdout, stderr)
+	var got struct {
+		Valid bool
+		Files []fileReport
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout)
+	}
+	if got.Valid || len(got.Files) != 2 {
+		t.Fatalf("valid %v, %d files", got.Valid, len(got.Files))
+	}
+	bad := got.Files[0]
+	if bad.Valid || !bad.Readable || bad.Errors != 2 || bad.Warnings != 1 || len(bad.Problems) != 3 {
+		t.Errorf("bad.yaml: %+v", bad)
+	}
+	want := problem{Severity: "error", Line: 7, Column: 5, Flag: "new-checkout", Message: `defaultVariant "of" is not one of the variants`, Source: "flagsnap"}
+	if bad.Problems[0] != want {
+		t.Errorf("first problem %+v, want %+v", bad.Problems[0], want)
+	}
+	if good := got.Files[1]; !good.Valid || good.Flags != 4 || len(good.Problems) != 0 {
+		t.Errorf("flags.json: %+v", good)
+	}
+}
+
+func TestValidateDocumentErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		doc, want string
+	}{
+		{`{"flag": {}}`, `:1:1: error: not a flag set: "flags" is missing`},
+		{"{\n  \"flags\": 3\n}", `:2:3: error: not a flag set: "flags" is a number, not an object or an array`},
+		{"", `: error: not a flag set: the document is empty`},
+		{"flags:\n  a: [1\n", `:1: error: invalid YAML`},
+	}
+	for i, tt := range tests {
+		path := filepath.Join(dir, "doc"+string(rune('a'+i))+".json")
+		if err := os.WriteFile(path, []byte(tt.doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, code := runCmd(t, "validate", path)
+		wantStatus(t, code, exitNegative, stdout, stderr)
+		if !strings.Contains(stdout, path+tt.want) {
+			t.Errorf("%q: output\n%s\nwant %s%s", tt.doc, stdout, path, tt.want)
+		}
+	}
+}
+
+func TestValidateBadInput(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"validate"}, "no file given"},
+		{[]string{"validate", "--format", "xml", testdata("flags.json")}, `--format must be text, json, not "xml"`},
+		{[]string{"validate", "--strikt", testdata("flags.json")}, "flag provided but not defined: -strikt"},
+	}
+	for _, tt := range tests {
+		stdout, stderr, code := runCmd(t, tt.args...)
+		wantStatus(t, code, exitBadInput, stdout, stderr)
+		wantOneLine(t, stderr, tt.want)
+	}
+}
