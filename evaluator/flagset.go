@@ -33,7 +33,7 @@ type flag struct {
 	key         string
 	keyVal      value // the key as a value, for $flagd.flagKey
 	disabled    bool
-	variants    map[string]int
+	variants    map[string]int // by name, only past maxScannedVariants
 	vals        []variant
 	defaultIdx  int // -1: no default variant
 	rule        *node
@@ -332,7 +332,9 @@ func (f *flag) setVariants(raw any) error {
 		return fmt.Errorf(`"variants" is empty`)
 	}
 	names := slices.Sorted(maps.Keys(obj))
-	f.variants = make(map[string]int, len(names))
+	if len(names) > maxScannedVariants {
+		f.variants = make(map[string]int, len(names))
+	}
 	f.vals = make([]variant, len(names))
 	for i, name := range names {
 		v, err := newVariant(name, obj[name])
@@ -343,7 +345,9 @@ func (f *flag) setVariants(raw any) error {
 			return fmt.Errorf("variants mix types: %q is %s, %q is %s", names[0], kindName(f.vals[0].k), name, kindName(v.k))
 		}
 		f.vals[i] = v
-		f.variants[name] = i
+		if f.variants != nil {
+			f.variants[name] = i
+		}
 	}
 	return nil
 }
@@ -414,11 +418,11 @@ func (f *flag) setDefault(raw any) error {
 			// flag set it re-encodes says "" for a flag that had none.
 			return nil
 		}
-		i, ok := f.variants[t]
-		if !ok {
+		v := f.variant(t)
+		if v == nil {
 			return fmt.Errorf("defaultVariant %q is not one of the variants", t)
 		}
-		f.defaultIdx = i
+		f.defaultIdx = slices.IndexFunc(f.vals, func(x variant) bool { return x.name == t })
 		return nil
 	}
 	return fmt.Errorf("defaultVariant is %s, not a string", jsonType(raw))

@@ -112,10 +112,14 @@ func (s *FlagSet) evaluateFlag(f *flag, ctx map[string]any, t *tracer) outcome {
 	return outcome{v: v, reason: ReasonTargetingMatch, meta: f.metadata}
 }
 
-// variant finds a variant by name. Flags rarely have more than a handful of
-// variants, and comparing a few strings is cheaper than hashing one.
+// maxScannedVariants is how many variants are searched one by one. Flags
+// rarely have more than a handful, and comparing a few strings is cheaper
+// than hashing one, and holds no map per flag.
+const maxScannedVariants = 8
+
+// variant finds a variant by name.
 func (f *flag) variant(name string) *variant {
-	if len(f.vals) > 8 {
+	if f.variants != nil {
 		if i, ok := f.variants[name]; ok {
 			return &f.vals[i]
 		}
