@@ -225,7 +225,7 @@ type variantRow struct {
 	Share   float64 `json:"share"`
 	// Weight is the configured share, 0 for an outcome outside the split.
 	Weight float64 `json:"weight"`
-	// Deviation is Share-Weight in percentage points.
+	// Deviation is Share-Weight in percentage points, 0 without weights.
 	Deviation float64 `json:"deviation"`
 }
 
@@ -314,7 +314,9 @@ func rows(counts map[string]int, weights []weight, users int) []variantRow {
 		r := &out[i]
 		r.Users = counts[r.Variant]
 		r.Share = float64(r.Users) / float64(users)
-		r.Deviation = 100 * (r.Share - r.Weight)
+		if len(weights) > 0 {
+			r.Deviation = 100 * (r.Share - r.Weight)
+		}
 	}
 	return out
 }
@@ -529,4 +531,3 @@ func writeSVGFile(path string, r *simReport) error {
 	}
 	return werr
 }
-
