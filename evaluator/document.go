@@ -20,26 +20,40 @@ import (
 // character is '{' or '[' is JSON (and its errors are reported as JSON
 // errors); anything else is read as YAML.
 func decodeDocument(doc []byte) (map[string]any, error) {
+	top, _, err := decodeDocumentRefs(doc)
+	return top, err
+}
+
+// decodeDocumentRefs is decodeDocument, also telling whether the document
+// may hold a {"$ref": …}: when it certainly does not, nothing needs to be
+// substituted.
+func decodeDocumentRefs(doc []byte) (top map[string]any, mayRef bool, err error) {
 	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimLeft(doc, " \t\r\n")
 	if len(trimmed) == 0 {
-		return nil, &DocumentError{Msg: "the document is empty"}
+		return nil, false, &DocumentError{Msg: "the document is empty"}
 	}
 	var raw any
-	var err error
+	mayRef = true
 	if trimmed[0] == '{' || trimmed[0] == '[' {
-		raw, err = decodeJSON(doc)
+		var ok bool
+		if raw, mayRef, ok = decodeFast(doc); !ok {
+			// encoding/json says what is wrong, and where; should it
+			// accept what the fast decoder did not, its reading stands.
+			mayRef = true
+			raw, err = decodeJSON(doc)
+		}
 	} else {
 		raw, err = decodeYAML(doc)
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	top, ok := raw.(map[string]any)
 	if !ok {
-		return nil, &DocumentError{Msg: fmt.Sprintf("the document is %s, not an object", jsonType(raw))}
+		return nil, false, &DocumentError{Msg: fmt.Sprintf("the document is %s, not an object", jsonType(raw))}
 	}
-	return top, nil
+	return top, mayRef, nil
 }
 
 func decodeJSON(doc []byte) (any, error) {

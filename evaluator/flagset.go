@@ -115,11 +115,11 @@ func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 	if !cfg.version.Valid() {
 		return nil, fmt.Errorf("invalid fractional version %v", cfg.version)
 	}
-	top, err := decodeDocument(doc)
+	top, mayRef, err := decodeDocumentRefs(doc)
 	if err != nil {
 		return nil, err
 	}
-	l := loader{cfg: cfg}
+	l := loader{cfg: cfg, noRefs: !mayRef}
 	set, err := l.load(top)
 	if err != nil {
 		return nil, err
@@ -144,6 +144,7 @@ type loader struct {
 	evaluators map[string]any
 	warnings   []warning
 	scratch    []byte // reused by fingerprint
+	noRefs     bool   // the document has no "$ref" anywhere
 }
 
 func (l *loader) warn(flag, msg string) {
@@ -453,6 +454,9 @@ func (l *loader) setRule(f *flag, targeting any) error {
 // does not matter; substituted rules are not searched again (no nested
 // $ref). Parts without a $ref are shared with raw rather than copied.
 func (l *loader) resolveRefs(raw any) (any, error) {
+	if l.noRefs {
+		return raw, nil
+	}
 	out, _, err := l.substitute(raw)
 	return out, err
 }

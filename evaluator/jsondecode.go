@@ -1,0 +1,359 @@
+package evaluator
+
+import (
+	"encoding/json"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// maxJSONDepth is encoding/json's nesting limit, so that both decoders
+// accept the same documents.
+const maxJSONDepth = 10000
+
+// fastDecoder parses a JSON document into the values encoding/json's
+// Decoder produces with UseNumber (map[string]any, []any, string,
+// json.Number, bool, nil), in one pass and without reflection. Loading
+// large flag sets spends most of its time here.
+//
+// It only reports whether the document is valid: for an invalid one the
+// caller asks encoding/json, whose messages (and line and column) users
+// see. Strings up to internMax bytes are interned for the document, since
+// flag sets repeat the same keys, states and variant names thousands of
+// times; the flag set keeps them, so sharing them saves memory too.
+type fastDecoder struct {
+	data   []byte
+	pos    int
+	depth  int
+	intern map[string]string
+	stack  []any // elements of the arrays and objects being built
+	keys   []string
+	refs   bool // some object has a "$ref" key
+}
+
+const internMax = 32
+
+// decodeFast parses data, reporting ok=false for anything encoding/json
+// might not accept exactly so.
+func decodeFast(data []byte) (v any, refs, ok bool) {
+	d := fastDecoder{data: data, intern: make(map[string]string, 64)}
+	v, ok = d.value()
+	if !ok {
+		return nil, false, false
+	}
+	d.space()
+	if d.pos != len(d.data) {
+		return nil, false, false
+	}
+	return v, d.refs, true
+}
+
+func (d *fastDecoder) space() {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (d *fastDecoder) value() (any, bool) {
+	d.space()
+	if d.pos >= len(d.data) {
+		return nil, false
+	}
+	switch c := d.data[d.pos]; {
+	case c == '{':
+		return d.object()
+	case c == '[':
+		return d.array()
+	case c == '"':
+		s, ok := d.str()
+		return s, ok
+	case c == 't':
+		return true, d.literal("true")
+	case c == 'f':
+		return false, d.literal("false")
+	case c == 'n':
+		return nil, d.literal("null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return d.number()
+	}
+	return nil, false
+}
+
+func (d *fastDecoder) literal(word string) bool {
+	if len(d.data)-d.pos < len(word) || string(d.data[d.pos:d.pos+len(word)]) != word {
+		return false
+	}
+	d.pos += len(word)
+	return true
+}
+
+func (d *fastDecoder) object() (any, bool) {
+	if d.depth++; d.depth > maxJSONDepth {
+		return nil, false
+	}
+	defer func() { d.depth-- }()
+	d.pos++ // '{'
+	base, kbase := len(d.stack), len(d.keys)
+	d.space()
+	if d.pos < len(d.data) && d.data[d.pos] == '}' {
+		d.pos++
+		return map[string]any{}, true
+	}
+	for {
+		d.space()
+		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
+			return nil, false
+		}
+		k, ok := d.str()
+		if !ok {
+			return nil, false
+		}
+		if k == "$ref" {
+			d.refs = true
+		}
+		d.space()
+		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
+			return nil, false
+		}
+		d.pos++
+		v, ok := d.value()
+		if !ok {
+			return nil, false
+		}
+		d.keys = append(d.keys, k)
+		d.stack = append(d.stack, v)
+		d.space()
+		if d.pos >= len(d.data) {
+			return nil, false
+		}
+		switch d.data[d.pos] {
+		case ',':
+			d.pos++
+			continue
+		case '}':
+			d.pos++
+			m := make(map[string]any, len(d.keys)-kbase)
+			for i, k := range d.keys[kbase:] {
+				m[k] = d.stack[base+i] // a repeated key: the last wins, as in encoding/json
+			}
+			clear(d.stack[base:])
+			d.stack, d.keys = d.stack[:base], d.keys[:kbase]
+			return m, true
+		}
+		return nil, false
+	}
+}
+
+func (d *fastDecoder) array() (any, bool) {
+	if d.depth++; d.depth > maxJSONDepth {
+		return nil, false
+	}
+	defer func() { d.depth-- }()
+	d.pos++ // '['
+	base := len(d.stack)
+	d.space()
+	if d.pos < len(d.data) && d.data[d.pos] == ']' {
+		d.pos++
+		return []any{}, true
+	}
+	for {
+		v, ok := d.value()
+		if !ok {
+			return nil, false
+		}
+		d.stack = append(d.stack, v)
+		d.space()
+		if d.pos >= len(d.data) {
+			return nil, false
+		}
+		switch d.data[d.pos] {
+		case ',':
+			d.pos++
+			continue
+		case ']':
+			d.pos++
+			a := make([]any, len(d.stack)-base)
+			copy(a, d.stack[base:])
+			clear(d.stack[base:])
+			d.stack = d.stack[:base]
+			return a, true
+		}
+		return nil, false
+	}
+}
+
+// number checks the JSON number grammar and keeps the text as written.
+func (d *fastDecoder) number() (any, bool) {
+	start := d.pos
+	p := d.pos
+	if d.data[p] == '-' {
+		p++
+	}
+	digits := func() int {
+		n := 0
+		for p < len(d.data) && d.data[p] >= '0' && d.data[p] <= '9' {
+			p++
+			n++
+		}
+		return n
+	}
+	if p >= len(d.data) {
+		return nil, false
+	}
+	if d.data[p] == '0' {
+		p++
+	} else if digits() == 0 {
+		return nil, false
+	}
+	if p < len(d.data) && d.data[p] == '.' {
+		p++
+		if digits() == 0 {
+			return nil, false
+		}
+	}
+	if p < len(d.data) && (d.data[p] == 'e' || d.data[p] == 'E') {
+		p++
+		if p < len(d.data) && (d.data[p] == '+' || d.data[p] == '-') {
+			p++
+		}
+		if digits() == 0 {
+			return nil, false
+		}
+	}
+	d.pos = p
+	return json.Number(d.text(d.data[start:p])), true
+}
+
+// text is b as a string, shared with earlier strings of the same text.
+func (d *fastDecoder) text(b []byte) string {
+	if len(b) > internMax {
+		return string(b)
+	}
+	if s, ok := d.intern[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	d.intern[s] = s
+	return s
+}
+
+// str reads a string at d.pos, the opening quote included.
+func (d *fastDecoder) str() (string, bool) {
+	d.pos++ // '"'
+	start := d.pos
+	plain := true
+	for p := start; p < len(d.data); p++ {
+		switch c := d.data[p]; {
+		case c == '"':
+			b := d.data[start:p]
+			d.pos = p + 1
+			if plain {
+				return d.text(b), true
+			}
+			return d.unescape(b)
+		case c == '\\':
+			plain = false
+			p++ // the escaped byte cannot end the string
+		case c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			plain = false
+		}
+	}
+	return "", false
+}
+
+// unescape decodes a string's content that has escapes or non-ASCII bytes
+// as encoding/json does: invalid UTF-8 and lone surrogates become U+FFFD.
+func (d *fastDecoder) unescape(b []byte) (string, bool) {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '\\':
+			if i+1 >= len(b) {
+				return "", false
+			}
+			switch e := b[i+1]; e {
+			case '"', '\\', '/':
+				out = append(out, e)
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r, ok := hex4(b[i+2:])
+				if !ok {
+					return "", false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if r2, ok := lowSurrogate(b[i:]); ok {
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							i += 6
+							out = utf8.AppendRune(out, dec)
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				out = utf8.AppendRune(out, r)
+				continue
+			default:
+				return "", false
+			}
+			i += 2
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				out = utf8.AppendRune(out, utf8.RuneError)
+			} else {
+				out = append(out, b[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return d.text(out), true
+}
+
+// lowSurrogate reads a \uXXXX escape at the start of b.
+func lowSurrogate(b []byte) (rune, bool) {
+	if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+		return 0, false
+	}
+	return hex4(b[2:])
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
