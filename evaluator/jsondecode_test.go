@@ -77,7 +77,7 @@ func TestDecodeFastSeesRefs(t *testing.T) {
 	cases := map[string]bool{
 		`{"flags":{}}`: false,
 		`{"flags":{"f":{"targeting":{"if":[{"$ref":"x"},"a"]}}}}`: true,
-		`{"flags":{"f":{"variants":{"a":"$ref"}}}}`:                 false,
+		`{"flags":{"f":{"variants":{"a":"$ref"}}}}`:               false,
 	}
 	for doc, want := range cases {
 		_, refs, ok := decodeFast([]byte(doc))
