@@ -370,8 +370,9 @@ func printSimulation(w io.Writer, r *simReport) {
 		if cs.Statistic < 0 {
 			fmt.Fprintln(w, "chi-square: some users fall outside the split; p-value 0")
 		} else {
-			fmt.Fprintf(w, "chi-square %.2f, %d degrees of freedom, p-value %.3g: %s\n",
-				cs.Statistic, cs.DegreesOfFreedom, cs.PValue, verdict(cs.PValue))
+			dof := plural(cs.DegreesOfFreedom, "degree")
+			fmt.Fprintf(w, "chi-square %.2f, %s of freedom, p-value %.3g: %s\n",
+				cs.Statistic, dof, cs.PValue, verdict(cs.PValue))
 		}
 	}
 	a := r.Against

@@ -10,7 +10,7 @@ import (
 
 // The chart's geometry, in SVG user units.
 const (
-	svgWidth   = 760
+	svgWidth   = 800
 	svgMargin  = 20
 	svgLabelW  = 170 // room for variant names left of the bars
 	svgBarArea = 420 // a bar this long is 100%
@@ -29,14 +29,16 @@ func writeSVG(out io.Writer, r *simReport) error {
 	w := bufio.NewWriter(out)
 	rowsH := svgRowH * len(r.Variants)
 	height := svgMargin + 40 + rowsH + svgMargin
+	width := svgWidth
 	var matrixTop int
 	if a := r.Against; a != nil {
 		matrixTop = height + 30
 		height = matrixTop + 50 + svgRowH*len(r.Variants) + svgMargin
+		width = max(width, svgMargin+svgLabelW+svgCellW*len(a.Variants)+svgMargin)
 	}
 	fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>
 <svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="13">
-`, svgWidth, height, svgWidth, height)
+`, width, height, width, height)
 	fmt.Fprintf(w, `<rect width="100%%" height="100%%" fill="#ffffff"/>
 <text x="%d" y="%d" font-size="15" font-weight="bold">%s</text>
 `, svgMargin, svgMargin+12, esc(fmt.Sprintf("%s in %s: %s users, fractional %s", r.Flag, r.File, thousands(r.Users), r.Fractional)))
