@@ -10,6 +10,10 @@
 // message of its stream is a complete flag set, lost streams are reopened
 // with backoff, and the server's sync context comes along with the flags.
 //
+// [Memory] holds a flag document in memory: its Set returns once the
+// provider serves the new flags (or with the provider's reason for refusing
+// them), and Lost and Restore simulate an outage, which is what tests need.
+//
 // Other sources implement [Source] the same way and can be given to the
 // provider.
 package sync
