@@ -55,10 +55,11 @@ func (m *sourceMap) find(ptr string) pos {
 		if p, ok := m.at[ptr]; ok {
 			return p
 		}
-		if ptr == "" {
+		i := strings.LastIndexByte(ptr, '/')
+		if i < 0 {
 			return pos{}
 		}
-		ptr = ptr[:strings.LastIndexByte(ptr, '/')]
+		ptr = ptr[:i]
 	}
 }
 

@@ -191,3 +191,31 @@ func TestValidateBadInput(t *testing.T) {
 		wantOneLine(t, stderr, tt.want)
 	}
 }
+
+func TestRulePath(t *testing.T) {
+	tests := map[string]string{
+		"targeting":                   "/targeting",
+		"targeting.if[0].==[1]":       "/targeting/if/0/==/1",
+		"targeting.fractional[2][1]":  "/targeting/fractional/2/1",
+		"targeting.if[0].starts_with": "/targeting/if/0/starts_with",
+		"targeting.map[1].a~b/c":      "/targeting/map/1/a~0b~1c",
+	}
+	for in, want := range tests {
+		if got := rulePath(in); got != want {
+			t.Errorf("rulePath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSourceMapFallsBackToTheNearestWrittenParent(t *testing.T) {
+	src := newSourceMap([]byte("{\n  \"flags\": {\n    \"a\": {\"targeting\": {\"$ref\": \"x\"}}\n  }\n}"))
+	if got := src.find("/flags/a/targeting/if/0/in"); got != (pos{3, 11}) {
+		t.Errorf("inside a substituted $ref: %+v, want the targeting key at 3:11", got)
+	}
+	if got := src.find("no-slash"); got != (pos{}) {
+		t.Errorf("not a pointer: %+v", got)
+	}
+	if got := src.flag("a"); got != "/flags/a" {
+		t.Errorf("flag a at %q", got)
+	}
+}
