@@ -81,7 +81,9 @@ var notReady = openfeature.ProviderResolutionDetail{
 	Reason:          openfeature.ErrorReason,
 }
 
-var reasons = [...]openfeature.Reason{
+// reasons spells the evaluator's reasons; its size, a power of two, lets
+// the lookup go without a bounds check.
+var reasons = [8]openfeature.Reason{
 	evaluator.ReasonStatic:         openfeature.StaticReason,
 	evaluator.ReasonDefault:        openfeature.DefaultReason,
 	evaluator.ReasonTargetingMatch: openfeature.TargetingMatchReason,
@@ -94,13 +96,18 @@ var reasons = [...]openfeature.Reason{
 // place where evaluator errors become resolution errors. Metadata is passed
 // as it is: OpenFeature copies it before a caller sees it.
 func fill(d *openfeature.ProviderResolutionDetail, variant string, reason evaluator.Reason, err *evaluator.Error, meta map[string]any) {
-	d.Variant, d.FlagMetadata = variant, meta
-	if int(reason) < len(reasons) {
-		d.Reason = reasons[reason]
-	}
+	d.Variant, d.FlagMetadata, d.Reason = variant, meta, reasons[reason&7]
 	if err != nil {
-		d.ResolutionError = resolutionError(err)
+		fillError(d, err)
 	}
+}
+
+// fillError is kept out of line so that fill, which every resolution
+// passes through, is inlined.
+//
+//go:noinline
+func fillError(d *openfeature.ProviderResolutionDetail, err *evaluator.Error) {
+	d.ResolutionError = resolutionError(err)
 }
 
 func resolutionError(err *evaluator.Error) openfeature.ResolutionError {

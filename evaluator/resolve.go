@@ -157,6 +157,18 @@ func variantName(v value) string {
 	return s
 }
 
+// quick answers what needs no evaluation and no variant: a missing or a
+// disabled flag.
+func quick[T any](s *FlagSet, f *flag, def T) (Resolution[T], bool) {
+	switch {
+	case f == nil:
+		return Resolution[T]{Value: def, Reason: ReasonError, Err: ErrFlagNotFound, Metadata: s.metadata}, true
+	case f.disabled:
+		return Resolution[T]{Value: def, Reason: ReasonDisabled, Metadata: f.metadata}, true
+	}
+	return Resolution[T]{}, false
+}
+
 // resolution is the typed answer for o: the variant's value if it is of the
 // requested type, otherwise def with the reason and error that apply.
 func resolution[T any](key string, o outcome, def T, want string, v T, ok bool) Resolution[T] {
@@ -186,7 +198,10 @@ func describe(v *variant) string {
 // flattened OpenFeature context; targetingKey is one of its keys).
 func (s *FlagSet) ResolveBool(key string, def bool, ctx map[string]any) Resolution[bool] {
 	f := s.flags[key]
-	if f != nil && f.fixed != nil && f.fixed.k == kBool {
+	if r, ok := quick(s, f, def); ok {
+		return r
+	}
+	if f.fixed != nil && f.fixed.k == kBool {
 		return Resolution[bool]{Value: f.fixed.b, Variant: f.fixed.name, Reason: ReasonStatic, Metadata: f.metadata}
 	}
 	o := s.evaluateFlag(f, ctx, nil)
@@ -199,7 +214,10 @@ func (s *FlagSet) ResolveBool(key string, def bool, ctx map[string]any) Resoluti
 // ResolveString resolves a string flag.
 func (s *FlagSet) ResolveString(key string, def string, ctx map[string]any) Resolution[string] {
 	f := s.flags[key]
-	if f != nil && f.fixed != nil && f.fixed.k == kStr {
+	if r, ok := quick(s, f, def); ok {
+		return r
+	}
+	if f.fixed != nil && f.fixed.k == kStr {
 		return Resolution[string]{Value: f.fixed.s, Variant: f.fixed.name, Reason: ReasonStatic, Metadata: f.metadata}
 	}
 	o := s.evaluateFlag(f, ctx, nil)
@@ -212,7 +230,11 @@ func (s *FlagSet) ResolveString(key string, def string, ctx map[string]any) Reso
 // ResolveInt resolves an integer flag. Only numbers that convert exactly
 // are integers: 10.0 is 10, but 3.14 is a type mismatch rather than 3.
 func (s *FlagSet) ResolveInt(key string, def int64, ctx map[string]any) Resolution[int64] {
-	o := s.evaluate(key, ctx)
+	f := s.flags[key]
+	if r, ok := quick(s, f, def); ok {
+		return r
+	}
+	o := s.evaluateFlag(f, ctx, nil)
 	if o.v != nil && o.v.k == kNum && o.v.intOK {
 		return resolution(key, o, def, "an integer", o.v.i, true)
 	}
@@ -221,7 +243,11 @@ func (s *FlagSet) ResolveInt(key string, def int64, ctx map[string]any) Resoluti
 
 // ResolveFloat resolves a number flag; integers widen to float64.
 func (s *FlagSet) ResolveFloat(key string, def float64, ctx map[string]any) Resolution[float64] {
-	o := s.evaluate(key, ctx)
+	f := s.flags[key]
+	if r, ok := quick(s, f, def); ok {
+		return r
+	}
+	o := s.evaluateFlag(f, ctx, nil)
 	if o.v != nil && o.v.k == kNum {
 		return resolution(key, o, def, "a number", o.v.f, true)
 	}
@@ -231,7 +257,11 @@ func (s *FlagSet) ResolveFloat(key string, def float64, ctx map[string]any) Reso
 // ResolveObject resolves an object flag: a JSON object or array as
 // map[string]any or []any, copied so that the caller may modify it.
 func (s *FlagSet) ResolveObject(key string, def any, ctx map[string]any) Resolution[any] {
-	o := s.evaluate(key, ctx)
+	f := s.flags[key]
+	if r, ok := quick(s, f, def); ok {
+		return r
+	}
+	o := s.evaluateFlag(f, ctx, nil)
 	if o.v != nil && o.v.k == kObj {
 		return resolution(key, o, def, "an object", deepCopy(o.v.obj), true)
 	}
