@@ -205,8 +205,8 @@ func (s *FlagSet) ResolveBool(key string, def bool, ctx map[string]any) Resoluti
 		return Resolution[bool]{Value: f.fixed.b, Variant: f.fixed.name, Reason: ReasonStatic, Metadata: f.metadata}
 	}
 	o := s.evaluateFlag(f, ctx, nil)
-	if o.v != nil && o.v.k == kBool {
-		return resolution(key, o, def, "a boolean", o.v.b, true)
+	if o.v != nil && o.err == nil && o.v.k == kBool {
+		return Resolution[bool]{Value: o.v.b, Variant: o.v.name, Reason: o.reason, Metadata: o.meta}
 	}
 	return resolution(key, o, def, "a boolean", false, false)
 }
@@ -221,8 +221,8 @@ func (s *FlagSet) ResolveString(key string, def string, ctx map[string]any) Reso
 		return Resolution[string]{Value: f.fixed.s, Variant: f.fixed.name, Reason: ReasonStatic, Metadata: f.metadata}
 	}
 	o := s.evaluateFlag(f, ctx, nil)
-	if o.v != nil && o.v.k == kStr {
-		return resolution(key, o, def, "a string", o.v.s, true)
+	if o.v != nil && o.err == nil && o.v.k == kStr {
+		return Resolution[string]{Value: o.v.s, Variant: o.v.name, Reason: o.reason, Metadata: o.meta}
 	}
 	return resolution(key, o, def, "a string", "", false)
 }
