@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/flagsnap/flagsnap/fractional"
@@ -184,6 +185,10 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 		}
 		set.flags[def.key] = f
 	}
+	if _, keyed := top["flags"].(map[string]any); keyed {
+		slices.SortStableFunc(set.problems, func(a, b FlagProblem) int { return strings.Compare(a.Flag, b.Flag) })
+		slices.SortStableFunc(l.warnings, func(a, b warning) int { return strings.Compare(a.flag, b.flag) })
+	}
 	return set, nil
 }
 
@@ -203,10 +208,11 @@ func flagDefinitions(top map[string]any) ([]flagDef, error) {
 	}
 	switch t := raw.(type) {
 	case map[string]any:
-		keys := slices.Sorted(maps.Keys(t))
-		defs := make([]flagDef, len(keys))
-		for i, k := range keys {
-			defs[i] = flagDef{key: k, raw: t[k]}
+		// In map order: load sorts what it reports by flag key, which is
+		// cheaper than sorting every key of a large flag set.
+		defs := make([]flagDef, 0, len(t))
+		for k, v := range t {
+			defs = append(defs, flagDef{key: k, raw: v})
 		}
 		return defs, nil
 	case []any:

@@ -321,21 +321,24 @@ func (s *FlagSet) Changes(old *FlagSet) (added, removed, changed []string) {
 	if old != nil {
 		before = old.flags
 	}
-	for _, k := range s.Keys() {
+	// The maps are walked as they are and only what changed is sorted:
+	// an update that changes one flag of many sorts one key.
+	for k, f := range s.flags {
 		prev, ok := before[k]
 		switch {
 		case !ok:
 			added = append(added, k)
-		case prev.fingerprint != s.flags[k].fingerprint:
+		case prev.fingerprint != f.fingerprint:
 			changed = append(changed, k)
 		}
 	}
-	if old != nil {
-		for _, k := range old.Keys() {
-			if _, ok := s.flags[k]; !ok {
-				removed = append(removed, k)
-			}
+	for k := range before {
+		if _, ok := s.flags[k]; !ok {
+			removed = append(removed, k)
 		}
 	}
+	slices.Sort(added)
+	slices.Sort(removed)
+	slices.Sort(changed)
 	return added, removed, changed
 }
