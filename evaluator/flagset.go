@@ -22,6 +22,7 @@ import (
 // every method only reads it.
 type FlagSet struct {
 	flags    map[string]*flag
+	index    flagIndex // flags, for lookups by key
 	metadata map[string]any
 	problems []FlagProblem
 	version  fractional.Version
@@ -185,6 +186,7 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 		}
 		set.flags[def.key] = f
 	}
+	set.index = newFlagIndex(set.flags)
 	if _, keyed := top["flags"].(map[string]any); keyed {
 		slices.SortStableFunc(set.problems, func(a, b FlagProblem) int { return strings.Compare(a.Flag, b.Flag) })
 		slices.SortStableFunc(l.warnings, func(a, b warning) int { return strings.Compare(a.flag, b.flag) })

@@ -69,7 +69,7 @@ func (f *flag) defaultOutcome(reason Reason) outcome {
 }
 
 func (s *FlagSet) evaluate(key string, ctx map[string]any) outcome {
-	return s.evaluateFlag(s.flags[key], ctx, nil)
+	return s.evaluateFlag(s.index.get(key), ctx, nil)
 }
 
 // evaluateFlag evaluates f; t records the evaluation for Explain.
@@ -197,7 +197,7 @@ func describe(v *variant) string {
 // ResolveBool resolves a boolean flag for the evaluation context ctx (the
 // flattened OpenFeature context; targetingKey is one of its keys).
 func (s *FlagSet) ResolveBool(key string, def bool, ctx map[string]any) Resolution[bool] {
-	f := s.flags[key]
+	f := s.index.get(key)
 	if r, ok := quick(s, f, def); ok {
 		return r
 	}
@@ -213,7 +213,7 @@ func (s *FlagSet) ResolveBool(key string, def bool, ctx map[string]any) Resoluti
 
 // ResolveString resolves a string flag.
 func (s *FlagSet) ResolveString(key string, def string, ctx map[string]any) Resolution[string] {
-	f := s.flags[key]
+	f := s.index.get(key)
 	if r, ok := quick(s, f, def); ok {
 		return r
 	}
@@ -230,7 +230,7 @@ func (s *FlagSet) ResolveString(key string, def string, ctx map[string]any) Reso
 // ResolveInt resolves an integer flag. Only numbers that convert exactly
 // are integers: 10.0 is 10, but 3.14 is a type mismatch rather than 3.
 func (s *FlagSet) ResolveInt(key string, def int64, ctx map[string]any) Resolution[int64] {
-	f := s.flags[key]
+	f := s.index.get(key)
 	if r, ok := quick(s, f, def); ok {
 		return r
 	}
@@ -243,7 +243,7 @@ func (s *FlagSet) ResolveInt(key string, def int64, ctx map[string]any) Resoluti
 
 // ResolveFloat resolves a number flag; integers widen to float64.
 func (s *FlagSet) ResolveFloat(key string, def float64, ctx map[string]any) Resolution[float64] {
-	f := s.flags[key]
+	f := s.index.get(key)
 	if r, ok := quick(s, f, def); ok {
 		return r
 	}
@@ -257,7 +257,7 @@ func (s *FlagSet) ResolveFloat(key string, def float64, ctx map[string]any) Reso
 // ResolveObject resolves an object flag: a JSON object or array as
 // map[string]any or []any, copied so that the caller may modify it.
 func (s *FlagSet) ResolveObject(key string, def any, ctx map[string]any) Resolution[any] {
-	f := s.flags[key]
+	f := s.index.get(key)
 	if r, ok := quick(s, f, def); ok {
 		return r
 	}
