@@ -71,6 +71,19 @@ func precomputeSemVer(n *node) *semverArgs {
 }
 
 func (e *env) semver(n *node) value {
+	if pre := n.sem; pre != nil && pre.constOp && pre.constRight && !pre.constLeft {
+		// The usual shape, a context attribute against a constant
+		// version, read straight from the context's own string.
+		if a := n.args[0]; a.op == opVar && a.v.plain && a.v.single && e.atRoot() {
+			if s, ok := e.attr(a.v.path.parts[0]).(string); ok && validText(s) {
+				left, lok := parseVersion(s)
+				if pre.op == svInvalid || !lok || !pre.rightOK {
+					return null
+				}
+				return boolVal(pre.op.holds(left, pre.right))
+			}
+		}
+	}
 	if n.argc() == 3 {
 		vals := [3]value{e.ev(n.args[0]), e.ev(n.args[1]), e.ev(n.args[2])}
 		return semverOf(vals[:], true, n.sem)

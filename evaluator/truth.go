@@ -49,6 +49,8 @@ func (e *env) test(n *node) bool {
 		}
 	case opStartsWith, opEndsWith:
 		return e.affix(n).b
+	case opSemVer:
+		return e.semver(n).b
 	}
 	return truthy(e.eval(n))
 }
