@@ -12,6 +12,16 @@ import (
 
 func (e *env) affix(n *node) value {
 	if n.argc() == 2 {
+		// The usual shape, a context attribute and a constant affix, read
+		// straight from the context's own string.
+		if a, b := n.args[0], n.args[1]; b.op == opConst && b.lit.k == kStr && a.op == opVar && a.v.plain && a.v.single && e.atRoot() {
+			if s, ok := e.attr(a.v.path.parts[0]).(string); ok && validText(s) {
+				if n.op == opStartsWith {
+					return boolVal(strings.HasPrefix(s, b.lit.str()))
+				}
+				return boolVal(strings.HasSuffix(s, b.lit.str()))
+			}
+		}
 		a, b := e.ev(n.args[0]), e.ev(n.args[1])
 		if a.k != kStr || b.k != kStr {
 			return null

@@ -29,3 +29,28 @@ func TestSemVerDirectAttributeMatchesTheGeneralPath(t *testing.T) {
 		}
 	}
 }
+
+// starts_with and ends_with of a context attribute and a constant read the
+// attribute directly; they must answer what the general path answers.
+func TestAffixDirectAttributeMatchesTheGeneralPath(t *testing.T) {
+	values := []any{"admin@example.com", "user@example.com", "admin", "", "ADMIN@EXAMPLE.COM", "admin\xff@example.com", 42, true, nil,
+		map[string]any{"a": 1}}
+	for _, op := range []string{"starts_with", "ends_with"} {
+		for _, affix := range []string{"admin", "@example.com", ""} {
+			direct := mustLoad(t, fmt.Sprintf(`{"flags": {"f": {"state": "ENABLED", "variants": {"on": "on", "off": "off"}, "defaultVariant": "off",
+			  "targeting": {"if": [{%q: [{"var": "email"}, %q]}, "on", "off"]}}}}`, op, affix))
+			general := mustLoad(t, fmt.Sprintf(`{"flags": {"f": {"state": "ENABLED", "variants": {"on": "on", "off": "off"}, "defaultVariant": "off",
+			  "targeting": {"if": [{%q: [{"if": [true, {"var": "email"}]}, %q]}, "on", "off"]}}}}`, op, affix))
+			for _, v := range values {
+				ctx := map[string]any{"email": v}
+				if v == nil {
+					ctx = map[string]any{}
+				}
+				got, want := direct.ResolveString("f", "", ctx), general.ResolveString("f", "", ctx)
+				if got.Value != want.Value || got.Reason != want.Reason {
+					t.Errorf("%s %q %q: direct %+v, general %+v", op, v, affix, got, want)
+				}
+			}
+		}
+	}
+}
