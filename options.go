@@ -131,6 +131,8 @@ type config struct {
 	// port wins unless FromEnv comes after it.
 	syncPort int
 
+	withoutEnv bool // WithoutEnv: the variables are not applied first
+
 	errs []error // every invalid option or variable, reported together
 }
 
@@ -154,11 +156,21 @@ func (c *config) fail(format string, args ...any) {
 	c.errs = append(c.errs, fmt.Errorf(format, args...))
 }
 
-// buildConfig applies the variables, then the options, then works out what
-// depends on several of them.
+// buildConfig applies the variables (unless an option says WithoutEnv),
+// then the options, then works out what depends on several of them.
 func buildConfig(opts []Option) (config, error) {
+	// Options only set fields, so running them once on a scratch config
+	// tells whether the variables are wanted before they are applied.
+	probe := defaultConfig()
+	for _, o := range opts {
+		if o != nil {
+			o(&probe)
+		}
+	}
 	c := defaultConfig()
-	c.applyEnv()
+	if !probe.withoutEnv {
+		c.applyEnv()
+	}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
@@ -487,6 +499,14 @@ func WithCacheFile(path string) Option {
 // let them win over explicit options.
 func FromEnv() Option {
 	return func(c *config) { c.applyEnv() }
+}
+
+// WithoutEnv makes the provider ignore the FLAGD_* environment variables:
+// only the options configure it (FromEnv still applies them where it is
+// given). Tests use it so that a developer's or a CI machine's variables
+// cannot change, or break, the providers they build.
+func WithoutEnv() Option {
+	return func(c *config) { c.withoutEnv = true }
 }
 
 // applyEnv reads every variable that is set; a value that does not parse

@@ -301,3 +301,31 @@ func TestStatusCodeNames(t *testing.T) {
 		t.Error("OK is taken as a fatal status")
 	}
 }
+
+// WithoutEnv keeps the variables out, bad ones included, wherever it
+// stands in the list; FromEnv after it brings them back.
+func TestWithoutEnv(t *testing.T) {
+	t.Setenv(EnvHost, "flagd.internal")
+	t.Setenv("FLAGD_PORT", "not-a-port")
+	if _, err := NewConfig(); err == nil {
+		t.Fatal("a bad FLAGD_PORT was not an error; the test proves nothing")
+	}
+	for _, opts := range [][]Option{
+		{WithoutEnv(), WithHost("mine")},
+		{WithHost("mine"), WithoutEnv()},
+	} {
+		c, err := NewConfig(opts...)
+		if err != nil {
+			t.Fatalf("WithoutEnv: %v", err)
+		}
+		if c.Host != "mine" {
+			t.Errorf("WithoutEnv: %+v", c)
+		}
+	}
+	if c, err := NewConfig(WithoutEnv()); err != nil || c.Host != "localhost" {
+		t.Errorf("WithoutEnv alone: %+v, %v", c, err)
+	}
+	if _, err := NewConfig(WithoutEnv(), FromEnv()); err == nil {
+		t.Error("FromEnv after WithoutEnv did not apply the variables")
+	}
+}

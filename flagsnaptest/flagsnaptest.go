@@ -2,7 +2,6 @@ package flagsnaptest
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
@@ -50,7 +49,10 @@ func New(t testing.TB, doc []byte, opts ...flagsnap.Option) *Flags {
 	}
 	// The memory source comes last, so that it wins over any source in
 	// opts.
-	provider, err := flagsnap.NewProvider(append(slices.Clone(opts), flagsnap.WithSource(source))...)
+	// The environment stays out: a developer's or a CI machine's FLAGD_*
+	// variables must not change, or break, a test's provider.
+	all := append([]flagsnap.Option{flagsnap.WithoutEnv()}, opts...)
+	provider, err := flagsnap.NewProvider(append(all, flagsnap.WithSource(source))...)
 	if err != nil {
 		t.Fatalf("flagsnaptest: %v", err)
 	}

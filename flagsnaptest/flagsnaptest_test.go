@@ -216,3 +216,15 @@ func TestIsolatedAndShutDownWithTheTest(t *testing.T) {
 		t.Error("the source still runs after the test ended")
 	}
 }
+
+// The FLAGD_* variables of the machine running the tests do not reach
+// their providers: a bad one would otherwise fail every test, and a cache
+// file would be written by each.
+func TestTheEnvironmentStaysOut(t *testing.T) {
+	t.Setenv("FLAGD_PORT", "not-a-port")
+	t.Setenv("FLAGD_FRACTIONAL_VERSION", "v9")
+	client := Client(t, colors("red"))
+	if v, err := client.StringValue(context.Background(), "color", "none", openfeature.EvaluationContext{}); err != nil || v != "red" {
+		t.Errorf("color: %q, %v", v, err)
+	}
+}
