@@ -553,7 +553,12 @@ func (s *Server) Close() {
 	s.stopLocked()
 }
 
-// Requests returns every call received so far, oldest first.
+// maxRequests bounds the calls a server remembers; past it, the older
+// half is forgotten.
+const maxRequests = 10000
+
+// Requests returns the calls received so far, oldest first: all of them,
+// or the most recent ones once there have been more than 10,000.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()

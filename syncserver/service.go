@@ -178,6 +178,13 @@ func (svc *service) record(ctx context.Context, method, providerID, selector str
 		r.Authority = first(md.Get(":authority"))
 	}
 	svc.s.mu.Lock()
+	if len(svc.s.requests) == maxRequests {
+		// A server that runs for long (flagsnap serve) keeps the most
+		// recent calls, not all of them.
+		n := copy(svc.s.requests, svc.s.requests[maxRequests/2:])
+		clear(svc.s.requests[n:])
+		svc.s.requests = svc.s.requests[:n]
+	}
 	svc.s.requests = append(svc.s.requests, r)
 	svc.s.mu.Unlock()
 	return r

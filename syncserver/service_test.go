@@ -1,7 +1,9 @@
 package syncserver
 
 import (
+	"context"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -28,5 +30,21 @@ func TestPushReplacesUnsentSets(t *testing.T) {
 	}
 	if len(sub.wake) != 1 {
 		t.Errorf("%d wake-ups pending, want 1", len(sub.wake))
+	}
+}
+
+// A server that runs for long remembers its most recent calls, not all.
+func TestRequestsAreBounded(t *testing.T) {
+	s := newServer(t)
+	svc := &service{s: s}
+	for i := range maxRequests + 1 {
+		svc.record(context.Background(), "GetMetadata", strconv.Itoa(i), "")
+	}
+	got := s.Requests()
+	if len(got) != maxRequests/2+1 {
+		t.Fatalf("%d requests kept, want %d", len(got), maxRequests/2+1)
+	}
+	if first, last := got[0].ProviderID, got[len(got)-1].ProviderID; first != strconv.Itoa(maxRequests/2) || last != strconv.Itoa(maxRequests) {
+		t.Errorf("kept calls %s to %s, want the most recent", first, last)
 	}
 }
