@@ -68,10 +68,6 @@ func (f *flag) defaultOutcome(reason Reason) outcome {
 	return outcome{v: &f.vals[f.defaultIdx], reason: reason, meta: f.metadata}
 }
 
-func (s *FlagSet) evaluate(key string, ctx map[string]any) outcome {
-	return s.evaluateFlag(s.index.get(key), ctx, nil)
-}
-
 // evaluateFlag evaluates f; t records the evaluation for Explain.
 func (s *FlagSet) evaluateFlag(f *flag, ctx map[string]any, t *tracer) outcome {
 	switch {
