@@ -304,11 +304,17 @@ func (l *loader) compileFlag(key string, raw any, setMeta map[string]any) *flag 
 		// apart.
 		targeting = def["targeting"]
 	}
-	f.fingerprint = l.fingerprint(def, targeting, f.metadata)
+	// flagd keeps a default variant as a plain string, so every flag set it
+	// re-encodes says "" for a flag that had none: read once, as none.
+	defaultVariant := def["defaultVariant"]
+	if defaultVariant == "" {
+		defaultVariant = nil
+	}
+	f.fingerprint = l.fingerprint(def, defaultVariant, targeting, f.metadata)
 	if err := f.setVariants(def["variants"]); err != nil {
 		return f.breakWith(err)
 	}
-	if err := f.setDefault(def["defaultVariant"]); err != nil {
+	if err := f.setDefault(defaultVariant); err != nil {
 		return f.breakWith(err)
 	}
 	if refErr != nil {
@@ -422,16 +428,11 @@ func (f *flag) setDefault(raw any) error {
 	case nil:
 		return nil
 	case string:
-		if t == "" {
-			// flagd keeps a default variant as a plain string, so every
-			// flag set it re-encodes says "" for a flag that had none.
-			return nil
-		}
-		v := f.variant(t)
-		if v == nil {
+		i := slices.IndexFunc(f.vals, func(v variant) bool { return v.name == t })
+		if i < 0 {
 			return fmt.Errorf("defaultVariant %q is not one of the variants", t)
 		}
-		f.defaultIdx = slices.IndexFunc(f.vals, func(x variant) bool { return x.name == t })
+		f.defaultIdx = i
 		return nil
 	}
 	return fmt.Errorf("defaultVariant is %s, not a string", jsonType(raw))
@@ -543,11 +544,11 @@ func (l *loader) substitute(raw any) (any, bool, error) {
 // so that rewriting a file without changing its meaning is not a change.
 // The parts are written into l's scratch buffer in a canonical binary form
 // and hashed once, without building a copy of the definition.
-func (l *loader) fingerprint(def map[string]any, targeting any, meta map[string]any) [sha256.Size]byte {
+func (l *loader) fingerprint(def map[string]any, defaultVariant, targeting any, meta map[string]any) [sha256.Size]byte {
 	b := l.scratch[:0]
 	b = canonicalAppend(b, def["state"])
 	b = canonicalAppend(b, def["variants"])
-	b = canonicalAppend(b, defaultName(def["defaultVariant"]))
+	b = canonicalAppend(b, defaultVariant)
 	b = canonicalAppend(b, targeting)
 	b = canonicalAppend(b, meta)
 	l.scratch = b
@@ -616,13 +617,4 @@ func appendCanonicalFloat(b []byte, f float64) []byte {
 		return appendCanonicalInt(b, int64(f))
 	}
 	return binary.BigEndian.AppendUint64(append(b, 'd'), math.Float64bits(f))
-}
-
-// defaultName reads "" as the absent default variant it stands for, so that
-// a flag set re-encoded by flagd is no change from the file it came from.
-func defaultName(raw any) any {
-	if raw == "" {
-		return nil
-	}
-	return raw
 }
