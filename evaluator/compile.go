@@ -165,7 +165,7 @@ func compileErr(at *loc, format string, args ...any) error {
 }
 
 // loc is where a rule element sits: "targeting.if[0].==[1]". The compiler
-// builds it on the stack as it descends, and spells it out only for an
+// links one per element as it descends and spells the path out only for an
 // error, since most rules compile without one.
 type loc struct {
 	up   *loc
@@ -180,8 +180,6 @@ func (l *loc) index(i int) loc     { return loc{up: l, idx: i} }
 func (l *loc) key(name string) loc { return loc{up: l, name: name} }
 
 func (l *loc) String() string {
-	// Built from the leaf up, without recursion, so that the compiler's
-	// escape analysis keeps every loc on the stack.
 	s := ""
 	for p := l; p != nil; p = p.up {
 		switch {
