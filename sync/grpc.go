@@ -483,30 +483,24 @@ func (r *grpcRun) stream(ctx context.Context) (end streamEnd) {
 		sctx = metadata.AppendToOutgoingContext(sctx, selectorHeader, g.selector)
 	}
 	req := syncv1.SyncFlagsRequest_builder{ProviderId: g.providerID, Selector: g.selector}.Build()
-	inTime := func() bool { return true }
 
-	// A stream reopened after a graceful end has the deadline to deliver;
-	// past it, the stream is cancelled and counts as a failed reopen.
-	var reopenExpired atomic.Bool
+	// A stream reopened after a graceful end has the deadline to deliver
+	// its first flag set; past it, the stream is cancelled with
+	// errReopenTimeout and counts as a failed reopen.
+	var firstBy *time.Timer
 	if r.reopening {
-		var cancelReopen context.CancelFunc
-		sctx, cancelReopen = context.WithCancel(sctx)
-		defer cancelReopen()
-		t := time.AfterFunc(g.deadline, func() {
-			reopenExpired.Store(true)
-			cancelReopen()
-		})
-		defer t.Stop()
-		// A message that arrives as the timer fires is too late: the
-		// stream is being cancelled under it.
-		inTime = t.Stop
+		var cancelReopen context.CancelCauseFunc
+		sctx, cancelReopen = context.WithCancelCause(sctx)
+		defer cancelReopen(nil)
+		firstBy = time.AfterFunc(g.deadline, func() { cancelReopen(errReopenTimeout) })
+		defer firstBy.Stop()
 	}
 
 	defer func() {
 		if end.err == nil {
 			return
 		}
-		if reopenExpired.Load() && !end.delivered {
+		if !end.delivered && errors.Is(context.Cause(sctx), errReopenTimeout) {
 			end.err = status.Errorf(codes.Unavailable, "no flag set within %v of reopening a stream the server had ended", g.deadline)
 		}
 		end.graceful = gracefulEnd(end.err)
@@ -555,8 +549,9 @@ func (r *grpcRun) stream(ctx context.Context) (end streamEnd) {
 			syncCtx = sc.AsMap()
 		}
 		if !end.delivered {
-			if !inTime() {
-				end.err = context.Canceled
+			if firstBy != nil && !firstBy.Stop() {
+				// Too late: the stream is being cancelled under it.
+				end.err = context.Cause(sctx)
 				return end
 			}
 			end.delivered = true
@@ -575,6 +570,10 @@ func (r *grpcRun) stream(ctx context.Context) (end streamEnd) {
 		})
 	}
 }
+
+// errReopenTimeout cancels a reopened stream that brought no flag set
+// within the deadline.
+var errReopenTimeout = errors.New("no flag set within the deadline of a reopened stream")
 
 // gracefulEnd tells whether a stream ended in an orderly way rather than
 // because the server or the connection failed:
