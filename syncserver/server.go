@@ -149,6 +149,12 @@ func WithStreamDeadline(d time.Duration) Option {
 
 // Server is a flagd sync server. Its methods are safe for concurrent use.
 type Server struct {
+	// Fixed by New: where the server behaves as flagd does rather than
+	// echoing its documents.
+	flagdSource    *string             // WithFlagdEncoding's source; nil sends documents as given
+	serverOpts     []grpc.ServerOption // keepalive enforcement and parameters
+	streamDeadline time.Duration
+
 	caPEM   []byte
 	tlsConf *tls.Config
 
@@ -168,14 +174,8 @@ type Server struct {
 	code     codes.Code
 	msg      string
 	requests []Request
-
-	flagd          bool
-	flagdSource    string
-	enforcement    *keepalive.EnforcementPolicy
-	params         *keepalive.ServerParameters
-	streamDeadline time.Duration
-	subs           map[*subscriber]struct{}
-	changed        chan struct{} // closed and replaced whenever len(subs) changes
+	subs     map[*subscriber]struct{}
+	changed  chan struct{} // closed and replaced whenever len(subs) changes
 }
 
 // generation is one run of a gRPC server between a listen and a stop; a
@@ -199,11 +199,16 @@ func New(opts ...Option) (*Server, error) {
 		msg:            c.msg,
 		subs:           make(map[*subscriber]struct{}),
 		changed:        make(chan struct{}),
-		flagd:          c.flagd,
-		flagdSource:    c.flagdSource,
-		enforcement:    c.enforcement,
-		params:         c.params,
 		streamDeadline: c.streamDeadline,
+	}
+	if c.flagd {
+		s.flagdSource = &c.flagdSource
+	}
+	if c.enforcement != nil {
+		s.serverOpts = append(s.serverOpts, grpc.KeepaliveEnforcementPolicy(*c.enforcement))
+	}
+	if c.params != nil {
+		s.serverOpts = append(s.serverOpts, grpc.KeepaliveParams(*c.params))
 	}
 	for sel, doc := range c.sets {
 		s.sets[sel] = s.payload(doc)
@@ -307,12 +312,7 @@ func (s *Server) serve(lis net.Listener) {
 	if s.tlsConf != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(s.tlsConf)))
 	}
-	if s.enforcement != nil {
-		opts = append(opts, grpc.KeepaliveEnforcementPolicy(*s.enforcement))
-	}
-	if s.params != nil {
-		opts = append(opts, grpc.KeepaliveParams(*s.params))
-	}
+	opts = append(opts, s.serverOpts...)
 	tl := newTrackingListener(lis)
 	g := &generation{
 		gs:   grpc.NewServer(opts...),
@@ -408,10 +408,10 @@ func (s *Server) SetSelectorFlags(selector string, doc []byte) {
 // payload is what the server sends for a flag document: the document, or
 // flagd's re-encoding of it with WithFlagdEncoding.
 func (s *Server) payload(doc string) string {
-	if !s.flagd {
+	if s.flagdSource == nil {
 		return doc
 	}
-	out, err := flagdEncode([]byte(doc), s.flagdSource)
+	out, err := flagdEncode([]byte(doc), *s.flagdSource)
 	if err != nil {
 		return doc
 	}
