@@ -106,25 +106,6 @@ func binary(t *testing.T) string {
 	return binPath
 }
 
-// syncBuffer is a buffer written by a running command and read by the
-// test at the same time.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // waitFor polls until cond holds, failing the test after wait.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()

@@ -23,6 +23,7 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 
 	"github.com/flagsnap/flagsnap"
+	"github.com/flagsnap/flagsnap/internal/logtest"
 )
 
 const colorFlags = `{"flags": {
@@ -42,7 +43,7 @@ func writeFile(t *testing.T, path, content string) {
 
 // serveRun is flagsnap serve running in process.
 type serveRun struct {
-	stdout, stderr *syncBuffer
+	stdout, stderr *logtest.Buffer
 	addr           string
 	stop           func() int
 }
@@ -52,7 +53,7 @@ var servingLine = regexp.MustCompile(`serving \S+ on (\S+?)(?: \(TLS\))?(?:,|\n)
 func startServe(t *testing.T, args ...string) *serveRun {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &serveRun{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	r := &serveRun{stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}}
 	done := make(chan int, 1)
 	go func() { done <- runContext(ctx, append([]string{"serve"}, args...), r.stdout, r.stderr) }()
 	stopped, code := false, 0
