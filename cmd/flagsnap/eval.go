@@ -65,7 +65,7 @@ func (c *cmd) eval(args []string) int {
 	if err != nil {
 		return c.fail(exitBadInput, "%v", err)
 	}
-	set, err := loadFlags(path, version)
+	_, set, err := loadFlags(path, evaluator.WithFractionalVersion(version))
 	if err != nil {
 		return c.fail(exitBadInput, "%v", err)
 	}

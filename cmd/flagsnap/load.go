@@ -11,19 +11,19 @@ import (
 	"github.com/flagsnap/flagsnap/fractional"
 )
 
-// loadFlags reads and compiles a flag file with the options the provider
-// uses, in the fractional version asked for. The error is one line that
-// names the file.
-func loadFlags(path string, version fractional.Version) (*evaluator.FlagSet, error) {
+// loadFlags reads and compiles a flag file as the provider does, with
+// opts (the fractional version asked for), and returns the document with
+// its flags. The error is one line that names the file.
+func loadFlags(path string, opts ...evaluator.Option) ([]byte, *evaluator.FlagSet, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", path, readError(err))
+		return nil, nil, fmt.Errorf("%s: %s", path, readError(err))
 	}
-	set, err := evaluator.Load(data, evaluator.WithFractionalVersion(version))
+	set, err := evaluator.Load(data, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, nil, fmt.Errorf("%s: %v", path, err)
 	}
-	return set, nil
+	return data, set, nil
 }
 
 // parseVersion reads --fractional; "" is the provider's default, v2.

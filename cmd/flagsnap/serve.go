@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -93,7 +92,7 @@ func (c *cmd) serve(ctx context.Context, args []string) int {
 	for i := range files {
 		f := &files[i]
 		var err error
-		if f.doc, err = readFlags(f.path); err != nil {
+		if f.doc, _, err = loadFlags(f.path); err != nil {
 			return c.fail(exitBadInput, "%v", err)
 		}
 		opts = append(opts, syncserver.WithSelectorFlags(f.selector, f.doc))
@@ -179,11 +178,7 @@ func describeSelectors(files []served, tls bool) string {
 func selectorFiles(dir string) ([]served, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return nil, fmt.Errorf("%s: %v", dir, pe.Err)
-		}
-		return nil, err
+		return nil, fmt.Errorf("%s: %s", dir, readError(err))
 	}
 	var out []served
 	for _, e := range entries {
@@ -202,18 +197,6 @@ func selectorFiles(dir string) ([]served, error) {
 	}
 	slices.SortFunc(out, func(a, b served) int { return strings.Compare(a.selector, b.selector) })
 	return out, nil
-}
-
-// readFlags reads a flag file that must load as the provider loads it.
-func readFlags(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s", path, readError(err))
-	}
-	if _, err := evaluator.Load(data); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	return data, nil
 }
 
 // pusher sends each new version of a file to the streams that serve it.

@@ -106,7 +106,7 @@ func (c *cmd) simulate(ctx context.Context, args []string) int {
 		return c.fail(exitBadInput, "%v", err)
 	}
 	opts := simOptions{key: key, users: *users, template: *template, base: base}
-	if opts.set, err = loadFlags(path, version); err != nil {
+	if _, opts.set, err = loadFlags(path, evaluator.WithFractionalVersion(version)); err != nil {
 		return c.fail(exitBadInput, "%v", err)
 	}
 	if !hasFlag(opts.set, key) {
@@ -118,7 +118,7 @@ func (c *cmd) simulate(ctx context.Context, args []string) int {
 		otherPath = *againstFile
 	}
 	if comparing {
-		if opts.against, err = loadFlags(otherPath, otherVersion); err != nil {
+		if _, opts.against, err = loadFlags(otherPath, evaluator.WithFractionalVersion(otherVersion)); err != nil {
 			return c.fail(exitBadInput, "--against %v", err)
 		}
 		if !hasFlag(opts.against, key) {
