@@ -162,11 +162,7 @@ func simulateUsers(ctx context.Context, o simOptions, progress func(done int)) (
 		sim.other = map[string]int{}
 		sim.transitions = map[[2]string]int{}
 	}
-	evalCtx := maps.Clone(o.base)
-	if evalCtx == nil {
-		evalCtx = map[string]any{}
-	}
-	prefix, suffix, _ := strings.Cut(o.template, "{i}")
+	evalCtx := userContext(o.base, o.template, 0)
 	for i := range o.users {
 		if i%1024 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -174,7 +170,7 @@ func simulateUsers(ctx context.Context, o simOptions, progress func(done int)) (
 			}
 			progress(i)
 		}
-		evalCtx["targetingKey"] = prefix + strconv.Itoa(i) + strings.ReplaceAll(suffix, "{i}", strconv.Itoa(i))
+		evalCtx["targetingKey"] = userKey(o.template, i)
 		here := outcomeLabel(o.set, o.key, evalCtx)
 		sim.counts[here]++
 		if o.against != nil {
@@ -354,12 +350,23 @@ func chiSquareTest(rows []variantRow, users int) *chiSquare {
 // configuredWeights are the weights of the first fractional rule the flag's
 // targeting reaches for the first user, nil when it reaches none.
 func configuredWeights(set *evaluator.FlagSet, key string, base map[string]any, template string) []weight {
+	return fractionalWeights(set, key, userContext(base, template, 0))
+}
+
+// userContext is the context of user i: a copy of base, which the caller's
+// options own, with the user's targeting key.
+func userContext(base map[string]any, template string, i int) map[string]any {
 	ctx := maps.Clone(base)
 	if ctx == nil {
 		ctx = map[string]any{}
 	}
-	ctx["targetingKey"] = strings.ReplaceAll(template, "{i}", "0")
-	return fractionalWeights(set, key, ctx)
+	ctx["targetingKey"] = userKey(template, i)
+	return ctx
+}
+
+// userKey is the targeting key of user i.
+func userKey(template string, i int) string {
+	return strings.ReplaceAll(template, "{i}", strconv.Itoa(i))
 }
 
 func printSimulation(w io.Writer, r *simReport) {
