@@ -68,15 +68,15 @@ func TestSimulateSplitAndVersionSwitch(t *testing.T) {
 	if want := 1 - (0.5*0.5 + 0.3*0.3 + 0.2*0.2); !near(a.ChangedPct, want, 0.01) {
 		t.Errorf("v2 → v3 changed %.4f of the users, want %.2f ± 0.01", a.ChangedPct, want)
 	}
-	total := 0
+	total, moved := 0, 0
 	for _, tr := range a.Transitions {
 		total += tr.Users
-		if tr.From == tr.To {
-			continue
+		if tr.From != tr.To {
+			moved += tr.Users
 		}
 	}
-	if total != r.Users {
-		t.Errorf("transitions hold %d users, want %d", total, r.Users)
+	if total != r.Users || moved != a.Changed {
+		t.Errorf("transitions hold %d users, %d of them moved; want %d, %d", total, moved, r.Users, a.Changed)
 	}
 }
 
