@@ -280,18 +280,14 @@ type weight struct {
 // outcome by decreasing count.
 func rows(counts map[string]int, weights []weight, users int) []variantRow {
 	var out []variantRow
-	seen := map[string]bool{}
+	row := map[string]int{} // variant → its index in out
 	for _, w := range weights {
-		if seen[w.variant] {
+		if i, ok := row[w.variant]; ok {
 			// Two buckets of one variant: their weights add up.
-			for i := range out {
-				if out[i].Variant == w.variant {
-					out[i].Weight += w.share
-				}
-			}
+			out[i].Weight += w.share
 			continue
 		}
-		seen[w.variant] = true
+		row[w.variant] = len(out)
 		out = append(out, variantRow{Variant: w.variant, Weight: w.share})
 	}
 	rest := slices.Collect(maps.Keys(counts))
@@ -302,7 +298,7 @@ func rows(counts map[string]int, weights []weight, users int) []variantRow {
 		return strings.Compare(a, b)
 	})
 	for _, v := range rest {
-		if !seen[v] {
+		if _, ok := row[v]; !ok {
 			out = append(out, variantRow{Variant: v})
 		}
 	}

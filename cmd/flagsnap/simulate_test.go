@@ -154,6 +154,27 @@ func TestSimulateWithoutFractional(t *testing.T) {
 	}
 }
 
+func TestRows(t *testing.T) {
+	weights := []weight{{"a", 0.25}, {"b", 0.5}, {"a", 0.25}}
+	counts := map[string]int{"b": 40, "a": 45, labelDefault: 5, "(error GENERAL)": 10}
+	want := []variantRow{
+		{Variant: "a", Users: 45, Share: 0.45, Weight: 0.5, Deviation: -5},
+		{Variant: "b", Users: 40, Share: 0.4, Weight: 0.5, Deviation: -10},
+		{Variant: "(error GENERAL)", Users: 10, Share: 0.1, Deviation: 10},
+		{Variant: labelDefault, Users: 5, Share: 0.05, Deviation: 5},
+	}
+	got := rows(counts, weights, 100)
+	if len(got) != len(want) {
+		t.Fatalf("rows %+v, want %+v", got, want)
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.Variant != w.Variant || g.Users != w.Users || g.Share != w.Share || g.Weight != w.Weight || !near(g.Deviation, w.Deviation, 1e-9) {
+			t.Errorf("row %d: %+v, want %+v", i, g, w)
+		}
+	}
+}
+
 func TestChiSquare(t *testing.T) {
 	fit := chiSquareTest([]variantRow{{Users: 5010, Weight: 0.5}, {Users: 4990, Weight: 0.5}}, 10000)
 	if fit == nil || fit.DegreesOfFreedom != 1 || !near(fit.Statistic, 0.04, 1e-9) || !near(fit.PValue, 0.8415, 1e-3) {
