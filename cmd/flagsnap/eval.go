@@ -80,11 +80,11 @@ func (c *cmd) eval(args []string) int {
 	}
 	var tree *evaluator.Explanation
 	if *explain {
-		x, err := explainFlag(set, key, ctx)
+		x, err := set.Explain(key, ctx)
 		if err != nil {
 			return c.fail(exitBadInput, "%v", err)
 		}
-		tree = x
+		tree = &x
 	}
 	if *format == "json" {
 		out := struct {

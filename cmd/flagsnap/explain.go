@@ -6,15 +6,6 @@ import (
 	"github.com/flagsnap/flagsnap/evaluator"
 )
 
-// explainFlag is the evaluator's explanation of one resolution.
-func explainFlag(set *evaluator.FlagSet, key string, ctx map[string]any) (*evaluator.Explanation, error) {
-	x, err := set.Explain(key, ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &x, nil
-}
-
 // fractionalWeights are the buckets of the first fractional operation the
 // flag's rule evaluates for ctx, as shares of their total weight; nil when
 // it evaluates none.
