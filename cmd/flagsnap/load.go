@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/flagsnap/flagsnap/evaluator"
 	"github.com/flagsnap/flagsnap/fractional"
@@ -74,12 +75,7 @@ func readContext(inline, file string) (map[string]any, error) {
 
 // hasFlag reports whether the set defines key.
 func hasFlag(set *evaluator.FlagSet, key string) bool {
-	for _, k := range set.Keys() {
-		if k == key {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(set.Keys(), key)
 }
 
 // result is a resolution whatever its type.
