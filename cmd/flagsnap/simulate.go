@@ -55,13 +55,12 @@ type simOptions struct {
 	base         map[string]any
 }
 
-// simulation is the outcome of a run.
+// simulation is the outcome of a run: how many users get each outcome and,
+// with --against, each pair of outcomes (the outcomes in the other set and
+// the users who changed follow from the pairs).
 type simulation struct {
-	users       int
 	counts      map[string]int
-	other       map[string]int    // with --against: each outcome there
 	transitions map[[2]string]int // with --against: (here, there) → users
-	changed     int
 }
 
 func (c *cmd) simulate(ctx context.Context, args []string) int {
@@ -157,9 +156,8 @@ func (c *cmd) simulate(ctx context.Context, args []string) int {
 // One context map serves every user: the evaluator reads it in place and
 // keeps nothing of it.
 func simulateUsers(ctx context.Context, o simOptions, progress func(done int)) (simulation, error) {
-	sim := simulation{users: o.users, counts: map[string]int{}}
+	sim := simulation{counts: map[string]int{}}
 	if o.against != nil {
-		sim.other = map[string]int{}
 		sim.transitions = map[[2]string]int{}
 	}
 	evalCtx := userContext(o.base, o.template, 0)
@@ -174,12 +172,7 @@ func simulateUsers(ctx context.Context, o simOptions, progress func(done int)) (
 		here := outcomeLabel(o.set, o.key, evalCtx)
 		sim.counts[here]++
 		if o.against != nil {
-			there := outcomeLabel(o.against, o.key, evalCtx)
-			sim.other[there]++
-			sim.transitions[[2]string{here, there}]++
-			if here != there {
-				sim.changed++
-			}
+			sim.transitions[[2]string{here, outcomeLabel(o.against, o.key, evalCtx)}]++
 		}
 	}
 	return sim, nil
@@ -249,15 +242,23 @@ type transition struct {
 
 func newSimReport(o simOptions, sim simulation) *simReport {
 	weights := configuredWeights(o.set, o.key, o.base, o.template)
-	rep := &simReport{Flag: o.key, Users: sim.users, Weighted: len(weights) > 0}
-	rep.Variants = rows(sim.counts, weights, sim.users)
+	rep := &simReport{Flag: o.key, Users: o.users, Weighted: len(weights) > 0}
+	rep.Variants = rows(sim.counts, weights, o.users)
 	if rep.Weighted {
-		rep.ChiSquare = chiSquareTest(rep.Variants, sim.users)
+		rep.ChiSquare = chiSquareTest(rep.Variants, o.users)
 	}
 	if o.against != nil {
-		a := &against{Changed: sim.changed, ChangedPct: float64(sim.changed) / float64(sim.users)}
+		a := &against{}
+		other := map[string]int{}
+		for t, n := range sim.transitions {
+			other[t[1]] += n
+			if t[0] != t[1] {
+				a.Changed += n
+			}
+		}
+		a.ChangedPct = float64(a.Changed) / float64(o.users)
 		otherWeights := configuredWeights(o.against, o.key, o.base, o.template)
-		a.Variants, a.Weighted = rows(sim.other, otherWeights, sim.users), len(otherWeights) > 0
+		a.Variants, a.Weighted = rows(other, otherWeights, o.users), len(otherWeights) > 0
 		for _, from := range rep.Variants {
 			for _, to := range a.Variants {
 				if n := sim.transitions[[2]string{from.Variant, to.Variant}]; n > 0 {
