@@ -66,14 +66,10 @@ type goText struct {
 
 // str is the string of a kStr value.
 func (v value) str() string {
-	if s, ok := v.ref.(string); ok {
-		return s
-	}
-	return v.goStr()
-}
-
-func (v value) goStr() string {
-	if t, ok := v.ref.(*goText); ok {
+	switch t := v.ref.(type) {
+	case string:
+		return t
+	case *goText:
 		return t.s
 	}
 	return ""
