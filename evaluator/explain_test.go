@@ -22,6 +22,10 @@ const explainDoc = `{
       "targeting": {"fractional": [{"var": "user.id"}, ["a", 1], ["b", 1]]}},
     "computed": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
       "targeting": {"fractional": [{"cat": [{"var": "$flagd.flagKey"}, {"var": "org"}]}, ["a", {"+": [1, 1]}], ["b", 2]]}},
+    "picked": {"state": "ENABLED", "variants": {"red": "red", "b": "b"}, "defaultVariant": "b",
+      "targeting": {"fractional": [{"var": "user.id"}, [{"var": "color"}, 1], ["b", 1]]}},
+    "picked-weighted": {"state": "ENABLED", "variants": {"red": "red", "b": "b"}, "defaultVariant": "b",
+      "targeting": {"fractional": [{"var": "user.id"}, [{"var": "color"}, {"var": "w"}], ["b", 1]]}},
     "any-admin": {"state": "ENABLED", "variants": {"yes": true, "no": false}, "defaultVariant": "no",
       "targeting": {"if": [{"some": [{"var": "roles"}, {"==": [{"var": ""}, "admin"]}]}, "yes", "no"]}},
     "static": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"},
@@ -168,6 +172,12 @@ func TestExplainFractional(t *testing.T) {
 		// v3 hashes the caller's int64 beyond 2^53 exactly.
 		{"int64 value v3", fractional.V3, "by-user", map[string]any{"user": map[string]any{"id": int64(9007199254740993)}}, "1b0020000000000001", "", 2},
 		{"computed weights", fractional.V2, "computed", map[string]any{"org": "acme"}, "636f6d70757465646163" + "6d65", "", 4},
+		// Variants that are expressions: with constant weights the
+		// fractional evaluates them itself, with computed ones each bucket
+		// is evaluated as an array.
+		{"variant expression", fractional.V2, "picked", map[string]any{"user": map[string]any{"id": "u-1"}, "color": "red"}, "752d31", "", 2},
+		{"variant expression, other bucket", fractional.V2, "picked", map[string]any{"user": map[string]any{"id": "u-5"}, "color": "red"}, "752d35", "", 2},
+		{"variant and weight expressions", fractional.V2, "picked-weighted", map[string]any{"user": map[string]any{"id": "u-1"}, "color": "red", "w": 1}, "752d31", "", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
