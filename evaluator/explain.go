@@ -210,20 +210,21 @@ func (t *tracer) readVars(e *env, s *Step) {
 		}
 	}
 	for _, a := range args {
-		if a.op != opVar || a.v.dyn != nil || hasStep(s.Args, a) {
+		if a.op != opVar || a.v.dyn != nil || stepOf(s.Args, a) != nil {
 			continue
 		}
 		t.eval(e, a)
 	}
 }
 
-func hasStep(steps []Step, n *node) bool {
+// stepOf is the step of n among steps, nil when n has none.
+func stepOf(steps []Step, n *node) *Step {
 	for i := range steps {
 		if steps[i].node == n {
-			return true
+			return &steps[i]
 		}
 	}
-	return false
+	return nil
 }
 
 func varText(v *varSpec) string {
@@ -345,14 +346,6 @@ func (b *Bucketing) nameBuckets(s *Step) {
 	if !n.list || len(n.args) < len(b.Buckets) {
 		return
 	}
-	stepOf := func(a *node) *Step {
-		for i := range s.Args {
-			if s.Args[i].node == a {
-				return &s.Args[i]
-			}
-		}
-		return nil
-	}
 	for i, a := range n.args[len(n.args)-len(b.Buckets):] {
 		switch {
 		case a.op == opConst && a.lit.k == kArr && arrLen(a.lit) > 0:
@@ -360,11 +353,11 @@ func (b *Bucketing) nameBuckets(s *Step) {
 		case a.op == opArray && len(a.args) > 0 && a.args[0].op == opConst:
 			b.Buckets[i].Variant = (&env{}).toAny(a.args[0].lit)
 		case a.op == opArray && len(a.args) > 0:
-			if st := stepOf(a.args[0]); st != nil {
+			if st := stepOf(s.Args, a.args[0]); st != nil {
 				b.Buckets[i].Variant = st.Result
 			}
 		}
-		if st := stepOf(a); st != nil {
+		if st := stepOf(s.Args, a); st != nil {
 			if arr, ok := st.Result.([]any); ok && len(arr) > 0 {
 				b.Buckets[i].Variant = arr[0]
 			}
