@@ -256,6 +256,23 @@ if → "on"
 	if text != want {
 		t.Errorf("text:\n%s\nwant:\n%s", text, want)
 	}
+	// v1 buckets are percentages, shown to four places.
+	v1 := mustLoad(t, explainDoc, WithFractionalVersion(fractional.V1))
+	text = v1.mustExplain(t, "color", map[string]any{"targetingKey": "user-3"}).String()
+	want = `flag "color" (fractional v1): variant "green", value "green", reason TARGETING_MATCH
+fractional → "green"
+  bucketing value: flag key + targeting key = "color" + "user-3"
+  bytes (UTF-8, 11): 636f6c6f72757365722d33
+  hash: 2976868654 (0xb16f692e)
+  bucket: 61.3788% = |int32(hash)| / 2147483647 × 100
+  buckets (total weight 100):
+    "red"    weight 50  [0.0000, 50.0000)
+  → "green"  weight 30  [50.0000, 80.0000)
+    "blue"   weight 20  [80.0000, 100.0000)
+`
+	if text != want {
+		t.Errorf("v1 text:\n%s\nwant:\n%s", text, want)
+	}
 }
 
 func (s *FlagSet) mustExplain(t *testing.T, key string, ctx map[string]any) Explanation {
