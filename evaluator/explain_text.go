@@ -86,17 +86,17 @@ func writeBucketing(b *strings.Builder, bk *Bucketing, indent string) {
 	for _, c := range bk.Buckets {
 		width = max(width, len(shown(c.Variant)))
 	}
+	prec := 0 // v2 and v3 buckets are whole numbers
+	if bk.Version == fractional.V1 {
+		prec = 4
+	}
 	fmt.Fprintf(b, "%sbuckets (total weight %d):\n", indent, bk.Total)
 	for i, c := range bk.Buckets {
 		mark := "  "
 		if i == bk.Selected {
 			mark = "→ "
 		}
-		if bk.Version == fractional.V1 {
-			fmt.Fprintf(b, "%s%s%-*s  weight %d  [%.4f, %.4f)\n", indent, mark, width, shown(c.Variant), c.Weight, c.Start, c.End)
-		} else {
-			fmt.Fprintf(b, "%s%s%-*s  weight %d  [%.0f, %.0f)\n", indent, mark, width, shown(c.Variant), c.Weight, c.Start, c.End)
-		}
+		fmt.Fprintf(b, "%s%s%-*s  weight %d  [%.*f, %.*f)\n", indent, mark, width, shown(c.Variant), c.Weight, prec, c.Start, prec, c.End)
 	}
 }
 
