@@ -256,12 +256,9 @@ func setPaths(s *Step, at string) {
 	used := make([]bool, len(evaluated))
 	args := make([]Step, 0, max(len(written), len(evaluated)))
 	for i, a := range written {
-		argAt := at
-		if n.op != opConst && n.op != opArray {
-			argAt = s.Path
-		}
-		if n.list && !(n.op == opVar) {
-			argAt = fmt.Sprintf("%s[%d]", argAt, i)
+		argAt := s.Path
+		if n.list && n.op != opVar {
+			argAt = fmt.Sprintf("%s[%d]", s.Path, i)
 		}
 		found := false
 		for j := range evaluated {
