@@ -111,7 +111,7 @@ func (b HexBytes) MarshalText() ([]byte, error) { return []byte(b.String()), nil
 // The error is non-nil only when the flag set has no such flag; any other
 // failure is the explanation's Err, as in a Resolution.
 func (s *FlagSet) Explain(key string, ctx map[string]any) (Explanation, error) {
-	f := s.flags[key]
+	f := s.index.get(key)
 	x := Explanation{Flag: key, FractionalVersion: s.version}
 	if f == nil {
 		err := &Error{Code: CodeFlagNotFound, Flag: key, Msg: "flag not found"}
