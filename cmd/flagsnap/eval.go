@@ -41,12 +41,9 @@ func (c *cmd) eval(args []string) int {
 	frac := fs.String("fractional", "", "fractional bucketing version: v1, v2 or v3 (default v2)")
 	explain := fs.Bool("explain", false, "print the path the rule took")
 	format := fs.String("format", "text", "output format: text or json")
-	pos, status, ok := c.parseOrFail(fs, args)
+	pos, status, ok := c.parseExactly(fs, args, 2, "FILE and FLAG")
 	if !ok {
 		return status
-	}
-	if len(pos) != 2 {
-		return c.fail(exitBadInput, "want FILE and FLAG, got %d argument(s) (see flagsnap eval --help)", len(pos))
 	}
 	path, key := pos[0], pos[1]
 	if *typ != "" {

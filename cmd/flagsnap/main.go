@@ -144,6 +144,16 @@ func (c *cmd) parseOrFail(fs *flag.FlagSet, args []string) (positional []string,
 	return positional, 0, true
 }
 
+// parseExactly is parseOrFail for a command that takes n positional
+// arguments, which want names.
+func (c *cmd) parseExactly(fs *flag.FlagSet, args []string, n int, want string) (positional []string, status int, ok bool) {
+	positional, status, ok = c.parseOrFail(fs, args)
+	if ok && len(positional) != n {
+		return nil, c.fail(exitBadInput, "want %s, got %d argument(s) (see flagsnap %s --help)", want, len(positional), c.name), false
+	}
+	return positional, status, ok
+}
+
 // oneOf checks an option's value against the accepted ones.
 func oneOf(option, value string, accepted ...string) error {
 	for _, a := range accepted {

@@ -67,12 +67,9 @@ func (c *cmd) serve(ctx context.Context, args []string) int {
 	selectorDir := fs.String("selector-dir", "", "also serve every flag file in this directory under its name as selector")
 	syncCtx := contextValues{}
 	fs.Var(syncCtx, "context-value", "KEY=VALUE added to the sync context and GetMetadata (repeatable)")
-	pos, status, ok := c.parseOrFail(fs, args)
+	pos, status, ok := c.parseExactly(fs, args, 1, "one FILE")
 	if !ok {
 		return status
-	}
-	if len(pos) != 1 {
-		return c.fail(exitBadInput, "want one FILE, got %d argument(s) (see flagsnap serve --help)", len(pos))
 	}
 	if *socket != "" && isSet(fs, "addr") {
 		return c.fail(exitBadInput, "give --addr or --socket, not both")

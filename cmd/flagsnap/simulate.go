@@ -73,12 +73,9 @@ func (c *cmd) simulate(ctx context.Context, args []string) int {
 	againstFrac := fs.String("against-fractional", "", "compare with this bucketing version (default: --fractional)")
 	format := fs.String("format", "text", "output format: text, json or csv")
 	svgOut := fs.String("svg", "", "write the chart to this SVG file")
-	pos, status, ok := c.parseOrFail(fs, args)
+	pos, status, ok := c.parseExactly(fs, args, 2, "FILE and FLAG")
 	if !ok {
 		return status
-	}
-	if len(pos) != 2 {
-		return c.fail(exitBadInput, "want FILE and FLAG, got %d argument(s) (see flagsnap simulate --help)", len(pos))
 	}
 	path, key := pos[0], pos[1]
 	if *users < 1 {
