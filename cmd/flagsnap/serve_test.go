@@ -315,7 +315,11 @@ func TestServeBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var out, errOut bytes.Buffer
-		code := runContext(context.Background(), append([]string{"serve"}, tt.args...), &out, &errOut)
+		// Bad input must stop serve before it serves; if it ever serves,
+		// the deadline ends it and the status says so.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		code := runContext(ctx, append([]string{"serve"}, tt.args...), &out, &errOut)
+		cancel()
 		wantStatus(t, code, exitBadInput, out.String(), errOut.String())
 		wantOneLine(t, errOut.String(), tt.want)
 	}
