@@ -1,6 +1,11 @@
 package evaluator
 
-import "hash/maphash"
+import (
+	"encoding/binary"
+	"math/bits"
+	"math/rand/v2"
+	"unsafe"
+)
 
 // flagIndex finds a flag by key for evaluations: open addressing with
 // linear probing over a table at most half full. It does what a Go map
@@ -8,7 +13,7 @@ import "hash/maphash"
 // flag that needs no evaluation. The flag set's map stays for everything
 // else.
 type flagIndex struct {
-	seed  maphash.Seed
+	seed  uint64
 	slots []*flag
 	mask  uint64
 }
@@ -18,9 +23,11 @@ func newFlagIndex(flags map[string]*flag) flagIndex {
 	for size < 2*len(flags) {
 		size <<= 1
 	}
-	x := flagIndex{seed: maphash.MakeSeed(), slots: make([]*flag, size), mask: uint64(size - 1)}
+	// The seed differs per flag set, so that no fixed set of keys can be
+	// made to collide.
+	x := flagIndex{seed: rand.Uint64(), slots: make([]*flag, size), mask: uint64(size - 1)}
 	for key, f := range flags {
-		i := maphash.String(x.seed, key) & x.mask
+		i := keyHash(x.seed, key) & x.mask
 		for x.slots[i] != nil {
 			i = (i + 1) & x.mask
 		}
@@ -34,10 +41,42 @@ func (x *flagIndex) get(key string) *flag {
 	if len(x.slots) == 0 {
 		return nil
 	}
-	for i := maphash.String(x.seed, key) & x.mask; ; i = (i + 1) & x.mask {
+	for i := keyHash(x.seed, key) & x.mask; ; i = (i + 1) & x.mask {
 		f := x.slots[i]
 		if f == nil || f.key == key {
 			return f
 		}
 	}
+}
+
+// keyHash hashes a flag key in the manner of wyhash: every byte counts,
+// bytes are read a word at a time, and a 64×64→128-bit multiply mixes them.
+// Flag keys are short, and for them this is a few instructions inline where
+// hash/maphash makes three calls; it is the larger part of answering a
+// static flag.
+func keyHash(seed uint64, s string) uint64 {
+	const k0, k1 = 0xa0761d6478bd642f, 0xe7037ed1a0b428db
+	b := unsafe.Slice(unsafe.StringData(s), len(s))
+	n := len(b)
+	h := seed ^ k0
+	var lo, hi uint64
+	switch {
+	case n > 16:
+		for i := 0; i+16 < n; i += 16 {
+			h = mix(binary.LittleEndian.Uint64(b[i:])^k1, binary.LittleEndian.Uint64(b[i+8:])^h)
+		}
+		lo, hi = binary.LittleEndian.Uint64(b[n-16:]), binary.LittleEndian.Uint64(b[n-8:])
+	case n >= 8:
+		lo, hi = binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[n-8:])
+	case n >= 4:
+		lo, hi = uint64(binary.LittleEndian.Uint32(b)), uint64(binary.LittleEndian.Uint32(b[n-4:]))
+	case n > 0:
+		lo = uint64(b[0])<<16 | uint64(b[n>>1])<<8 | uint64(b[n-1])
+	}
+	return mix(lo^k1^uint64(n), hi^h)
+}
+
+func mix(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
 }

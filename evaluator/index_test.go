@@ -55,3 +55,44 @@ func TestProblemsInKeyOrder(t *testing.T) {
 		}
 	}
 }
+
+// Every byte of a key, at every length the hash treats differently, changes
+// its hash: keys that differ in one byte only (flag-0001, flag-0002) are the
+// usual case, and a byte the hash skipped would put them all in one probe
+// chain.
+func TestKeyHashReadsEveryByte(t *testing.T) {
+	for _, seed := range []uint64{0, 1, 0x9e3779b97f4a7c15} {
+		for n := 1; n <= 48; n++ {
+			key := make([]byte, n)
+			for i := range key {
+				key[i] = 'a' + byte(i%26)
+			}
+			base := keyHash(seed, string(key))
+			for i := range key {
+				changed := append([]byte(nil), key...)
+				changed[i] ^= 1
+				if keyHash(seed, string(changed)) == base {
+					t.Fatalf("seed %#x, length %d: byte %d does not change the hash", seed, n, i)
+				}
+			}
+		}
+		if keyHash(seed, "") == keyHash(seed, "\x00") {
+			t.Errorf("seed %#x: the empty key and a NUL hash alike", seed)
+		}
+	}
+}
+
+// Keys numbered in sequence spread over the table: no slot of a table half
+// full gets more than a few of them.
+func TestKeyHashSpreads(t *testing.T) {
+	const n, size = 4096, 8192
+	var counts [size]int
+	for i := range n {
+		counts[keyHash(42, "feature.checkout.flag-"+strconv.Itoa(i))&(size-1)]++
+	}
+	for slot, c := range counts {
+		if c > 6 {
+			t.Fatalf("slot %d holds %d of %d sequential keys", slot, c, n)
+		}
+	}
+}
