@@ -153,29 +153,26 @@ func variantName(v value) string {
 	return s
 }
 
-// quick answers what needs no evaluation and no variant: a missing or a
-// disabled flag.
-func quick[T any](s *FlagSet, f *flag, def T) (Resolution[T], bool) {
-	switch {
-	case f == nil:
-		return Resolution[T]{Value: def, Reason: ReasonError, Err: ErrFlagNotFound, Metadata: s.metadata}, true
-	case f.disabled:
-		return Resolution[T]{Value: def, Reason: ReasonDisabled, Metadata: f.metadata}, true
-	}
-	return Resolution[T]{}, false
+// Each Resolve method has a ...Fields twin that returns the resolution's
+// fields one by one, for callers that copy them into a type of their own,
+// as a provider does into OpenFeature's resolution detail. A struct of five
+// fields comes back from a call in registers, and the caller stores them in
+// words and copies the struct in wider moves, which the processor cannot
+// forward from the stores: that stall cost more than half of a static
+// flag's evaluation. Fields returned separately are used where they arrive.
+
+// answer makes a Resolution of the fields a ...Fields method returns.
+func answer[T any](v T, variant string, reason Reason, err *Error, meta map[string]any) Resolution[T] {
+	return Resolution[T]{Value: v, Variant: variant, Reason: reason, Err: err, Metadata: meta}
 }
 
-// resolution is the typed answer for o: the variant's value if it is of the
-// requested type, otherwise def with the reason and error that apply.
-func resolution[T any](key string, o outcome, def T, want string, v T, ok bool) Resolution[T] {
+// typed is the answer for o when its variant is not of the requested type
+// or there is none: def with the reason and error that apply.
+func typed[T any](key string, o outcome, def T, want string) (T, string, Reason, *Error, map[string]any) {
 	if o.v == nil || o.err != nil {
-		return Resolution[T]{Value: def, Reason: o.reason, Err: o.err, Metadata: o.meta}
+		return def, "", o.reason, o.err, o.meta
 	}
-	if !ok {
-		return Resolution[T]{Value: def, Variant: o.v.name, Reason: ReasonError, Metadata: o.meta,
-			Err: &Error{Code: CodeTypeMismatch, Flag: key, Msg: "variant " + strconv.Quote(o.v.name) + " is " + describe(o.v) + ", not " + want}}
-	}
-	return Resolution[T]{Value: v, Variant: o.v.name, Reason: o.reason, Metadata: o.meta}
+	return def, o.v.name, ReasonError, &Error{Code: CodeTypeMismatch, Flag: key, Msg: "variant " + strconv.Quote(o.v.name) + " is " + describe(o.v) + ", not " + want}, o.meta
 }
 
 func describe(v *variant) string {
@@ -193,75 +190,118 @@ func describe(v *variant) string {
 // ResolveBool resolves a boolean flag for the evaluation context ctx (the
 // flattened OpenFeature context; targetingKey is one of its keys).
 func (s *FlagSet) ResolveBool(key string, def bool, ctx map[string]any) Resolution[bool] {
+	return answer(s.ResolveBoolFields(key, def, ctx))
+}
+
+// ResolveBoolFields is ResolveBool with the resolution's fields as separate
+// results, in the order of Resolution's fields.
+func (s *FlagSet) ResolveBoolFields(key string, def bool, ctx map[string]any) (bool, string, Reason, *Error, map[string]any) {
 	f := s.index.get(key)
-	if r, ok := quick(s, f, def); ok {
-		return r
-	}
-	if f.fixed != nil && f.fixed.k == kBool {
-		return Resolution[bool]{Value: f.fixed.b, Variant: f.fixed.name, Reason: ReasonStatic, Metadata: f.metadata}
+	switch {
+	case f == nil:
+		return def, "", ReasonError, ErrFlagNotFound, s.metadata
+	case f.disabled:
+		return def, "", ReasonDisabled, nil, f.metadata
+	case f.fixed != nil && f.fixed.k == kBool:
+		return f.fixed.b, f.fixed.name, ReasonStatic, nil, f.metadata
 	}
 	o := s.evaluateFlag(f, ctx, nil)
 	if o.v != nil && o.err == nil && o.v.k == kBool {
-		return Resolution[bool]{Value: o.v.b, Variant: o.v.name, Reason: o.reason, Metadata: o.meta}
+		return o.v.b, o.v.name, o.reason, nil, o.meta
 	}
-	return resolution(key, o, def, "a boolean", false, false)
+	return typed(key, o, def, "a boolean")
 }
 
 // ResolveString resolves a string flag.
 func (s *FlagSet) ResolveString(key string, def string, ctx map[string]any) Resolution[string] {
+	return answer(s.ResolveStringFields(key, def, ctx))
+}
+
+// ResolveStringFields is ResolveString with the resolution's fields as separate
+// results, in the order of Resolution's fields.
+func (s *FlagSet) ResolveStringFields(key string, def string, ctx map[string]any) (string, string, Reason, *Error, map[string]any) {
 	f := s.index.get(key)
-	if r, ok := quick(s, f, def); ok {
-		return r
-	}
-	if f.fixed != nil && f.fixed.k == kStr {
-		return Resolution[string]{Value: f.fixed.s, Variant: f.fixed.name, Reason: ReasonStatic, Metadata: f.metadata}
+	switch {
+	case f == nil:
+		return def, "", ReasonError, ErrFlagNotFound, s.metadata
+	case f.disabled:
+		return def, "", ReasonDisabled, nil, f.metadata
+	case f.fixed != nil && f.fixed.k == kStr:
+		return f.fixed.s, f.fixed.name, ReasonStatic, nil, f.metadata
 	}
 	o := s.evaluateFlag(f, ctx, nil)
 	if o.v != nil && o.err == nil && o.v.k == kStr {
-		return Resolution[string]{Value: o.v.s, Variant: o.v.name, Reason: o.reason, Metadata: o.meta}
+		return o.v.s, o.v.name, o.reason, nil, o.meta
 	}
-	return resolution(key, o, def, "a string", "", false)
+	return typed(key, o, def, "a string")
 }
 
 // ResolveInt resolves an integer flag. Only numbers that convert exactly
 // are integers: 10.0 is 10, but 3.14 is a type mismatch rather than 3.
 func (s *FlagSet) ResolveInt(key string, def int64, ctx map[string]any) Resolution[int64] {
+	return answer(s.ResolveIntFields(key, def, ctx))
+}
+
+// ResolveIntFields is ResolveInt with the resolution's fields as separate
+// results, in the order of Resolution's fields.
+func (s *FlagSet) ResolveIntFields(key string, def int64, ctx map[string]any) (int64, string, Reason, *Error, map[string]any) {
 	f := s.index.get(key)
-	if r, ok := quick(s, f, def); ok {
-		return r
+	switch {
+	case f == nil:
+		return def, "", ReasonError, ErrFlagNotFound, s.metadata
+	case f.disabled:
+		return def, "", ReasonDisabled, nil, f.metadata
 	}
 	o := s.evaluateFlag(f, ctx, nil)
-	if o.v != nil && o.v.k == kNum && o.v.intOK {
-		return resolution(key, o, def, "an integer", o.v.i, true)
+	if o.v != nil && o.err == nil && o.v.k == kNum && o.v.intOK {
+		return o.v.i, o.v.name, o.reason, nil, o.meta
 	}
-	return resolution(key, o, def, "an integer", 0, false)
+	return typed(key, o, def, "an integer")
 }
 
 // ResolveFloat resolves a number flag; integers widen to float64.
 func (s *FlagSet) ResolveFloat(key string, def float64, ctx map[string]any) Resolution[float64] {
+	return answer(s.ResolveFloatFields(key, def, ctx))
+}
+
+// ResolveFloatFields is ResolveFloat with the resolution's fields as separate
+// results, in the order of Resolution's fields.
+func (s *FlagSet) ResolveFloatFields(key string, def float64, ctx map[string]any) (float64, string, Reason, *Error, map[string]any) {
 	f := s.index.get(key)
-	if r, ok := quick(s, f, def); ok {
-		return r
+	switch {
+	case f == nil:
+		return def, "", ReasonError, ErrFlagNotFound, s.metadata
+	case f.disabled:
+		return def, "", ReasonDisabled, nil, f.metadata
 	}
 	o := s.evaluateFlag(f, ctx, nil)
-	if o.v != nil && o.v.k == kNum {
-		return resolution(key, o, def, "a number", o.v.f, true)
+	if o.v != nil && o.err == nil && o.v.k == kNum {
+		return o.v.f, o.v.name, o.reason, nil, o.meta
 	}
-	return resolution(key, o, def, "a number", 0, false)
+	return typed(key, o, def, "a number")
 }
 
 // ResolveObject resolves an object flag: a JSON object or array as
 // map[string]any or []any, copied so that the caller may modify it.
 func (s *FlagSet) ResolveObject(key string, def any, ctx map[string]any) Resolution[any] {
+	return answer(s.ResolveObjectFields(key, def, ctx))
+}
+
+// ResolveObjectFields is ResolveObject with the resolution's fields as separate
+// results, in the order of Resolution's fields.
+func (s *FlagSet) ResolveObjectFields(key string, def any, ctx map[string]any) (any, string, Reason, *Error, map[string]any) {
 	f := s.index.get(key)
-	if r, ok := quick(s, f, def); ok {
-		return r
+	switch {
+	case f == nil:
+		return def, "", ReasonError, ErrFlagNotFound, s.metadata
+	case f.disabled:
+		return def, "", ReasonDisabled, nil, f.metadata
 	}
 	o := s.evaluateFlag(f, ctx, nil)
-	if o.v != nil && o.v.k == kObj {
-		return resolution(key, o, def, "an object", deepCopy(o.v.obj), true)
+	if o.v != nil && o.err == nil && o.v.k == kObj {
+		return deepCopy(o.v.obj), o.v.name, o.reason, nil, o.meta
 	}
-	return resolution[any](key, o, def, "an object", nil, false)
+	return typed(key, o, def, "an object")
 }
 
 // deepCopy copies a variant's object or array, which is in plain JSON form,
