@@ -60,7 +60,7 @@ func kindOf(v value) goKind {
 	case kStr:
 		return gkString
 	case kNum:
-		if v.goInt {
+		if v.goInt() {
 			return gkInt
 		}
 		return gkFloat

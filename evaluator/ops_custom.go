@@ -394,7 +394,7 @@ func (e *env) bucketHash(hasBy bool, by value) (uint32, bool) {
 func (e *env) hashable(v value) any {
 	switch v.k {
 	case kNum:
-		if v.ref != nil {
+		if v.ref != nil && !v.goInt() {
 			return v.ref
 		}
 		return v.n

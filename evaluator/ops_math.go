@@ -53,7 +53,7 @@ func (e *env) arith(n *node) value {
 	case opSub:
 		switch len(l) {
 		case 0:
-			return value{k: kNum, goInt: true}
+			return value{k: kNum, ref: engineInt(0)}
 		case 1:
 			return numVal(-1 * e.number(n, l[0]))
 		}
@@ -64,7 +64,7 @@ func (e *env) arith(n *node) value {
 		return numVal(acc)
 	default: // opDiv
 		if len(l) == 0 {
-			return value{k: kNum, goInt: true}
+			return value{k: kNum, ref: engineInt(0)}
 		}
 		acc := e.number(n, l[0])
 		for _, v := range l[1:] {

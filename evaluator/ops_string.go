@@ -146,7 +146,7 @@ func (e *env) inOf(n *node, a, b value) value {
 		case kStr:
 			return boolVal(n.in.has(a.str()))
 		case kNum:
-			if a.goInt {
+			if a.goInt() {
 				return falseVal
 			}
 			_, ok := n.in.nums[a.n]
@@ -173,7 +173,7 @@ func (e *env) inOf(n *node, a, b value) value {
 		}
 		if a.k == kNum {
 			f := e.number(n, el)
-			if !a.goInt && f == a.n {
+			if !a.goInt() && f == a.n {
 				return trueVal
 			}
 			continue
@@ -214,7 +214,7 @@ func identical(a, b value) bool {
 	case kStr:
 		return a.str() == b.str()
 	case kNum:
-		return a.goInt == b.goInt && a.n == b.n
+		return a.goInt() == b.goInt() && a.n == b.n
 	}
 	return false
 }

@@ -80,7 +80,10 @@ func (s *FlagSet) evaluateFlag(f *flag, ctx map[string]any, t *tracer) outcome {
 	case f.rule == nil:
 		return f.static
 	}
-	e := env{fs: s, f: f, ctx: ctx, cur: value{k: kRoot}, trace: t}
+	// Field by field: a composite literal is built in a temporary and copied
+	// in wide moves that the processor cannot forward from its stores.
+	var e env
+	e.fs, e.f, e.ctx, e.cur.k, e.trace = s, f, ctx, kRoot, t
 	r := e.eval(f.rule)
 	if e.err != nil {
 		return f.fail(CodeParseError, "targeting failed", e.err)
@@ -137,7 +140,7 @@ func (f *flag) fail(code ErrorCode, msg string, cause error) outcome {
 // result does, since that text is what it looks up among the variants:
 // plain decimals, and exponents below 1e-6 or from 1e21 on.
 func variantName(v value) string {
-	if v.goInt {
+	if v.goInt() {
 		return "0"
 	}
 	f := v.n

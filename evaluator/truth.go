@@ -74,11 +74,11 @@ func (e *env) binary(n *node) value {
 				return boolVal(stringOp(n, t, c.str()))
 			}
 		case float64:
-			if c := b.lit; c.k == kNum && !c.goInt {
+			if c := b.lit; c.k == kNum && !c.goInt() {
 				return boolVal(numberOp(n, t, c.n))
 			}
 		case int:
-			if c := b.lit; c.k == kNum && !c.goInt {
+			if c := b.lit; c.k == kNum && !c.goInt() {
 				return boolVal(numberOp(n, float64(t), c.n))
 			}
 		}

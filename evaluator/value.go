@@ -36,13 +36,17 @@ const (
 // interfaces (which would allocate). Containers keep whatever Go value
 // they came from (a caller's []string stays a []string) and are read through
 // arrLen/arrAt/objGet.
+//
+// value has four fields, the most a struct may have for the compiler to
+// keep it in registers: with a fifth, every value returned from a call was
+// stored to memory a field at a time and copied in wider moves, which stall
+// the processor. The integer zero that the reference engine returns from
+// "-" and "/" without arguments is therefore marked by ref (see goInt)
+// rather than by a field of its own.
 type value struct {
 	k kind
-	// goInt marks the integer zero that the reference engine returns from
-	// "-" and "/" without arguments; it compares differently in "===" and "in".
-	goInt bool
-	b     bool
-	n     float64
+	b bool
+	n float64
 	// ref is the string of a kStr (usually the very interface value the
 	// caller's context holds, so reading it costs nothing), the container of
 	// a kArr or kObj, or the state of a kReduce. Keeping strings here rather
@@ -156,7 +160,7 @@ func fromAny(x any) value {
 	case []value:
 		return container(kArr, x, t == nil)
 	case engineInt:
-		return value{k: kNum, goInt: true, n: float64(t)}
+		return value{k: kNum, n: float64(t), ref: t}
 	}
 	return fromGo(x)
 }
@@ -192,6 +196,13 @@ func intVal(i int64) value {
 // as the reference engine's Go int stays. An int from a caller's context is
 // a JSON number like any other and cannot be mistaken for it.
 type engineInt int
+
+// goInt reports whether v is the reference engine's integer zero, which
+// compares differently from the number 0 in "===" and "in".
+func (v value) goInt() bool {
+	_, ok := v.ref.(engineInt)
+	return ok && v.k == kNum
+}
 
 func container(k kind, x any, isNil bool) value {
 	if isNil {
@@ -413,7 +424,7 @@ func (e *env) toAny(v value) any {
 	case kBool:
 		return v.b
 	case kNum:
-		if v.goInt {
+		if v.goInt() {
 			return engineInt(v.n)
 		}
 		return v.n
