@@ -405,6 +405,74 @@ type varSpec struct {
 	local  bool // "" and ".x" are never looked up in enclosing scopes
 	plain  bool // the path starts with a context attribute (not $flagd)
 	single bool // and has only that one segment
+	// Where an evaluation keeps the attribute a plain path starts with, when
+	// the rule reads it more than once: env.memo[memoIdx], present when
+	// env.have has memoBit. memoBit is 0 for an attribute not kept.
+	memoBit, memoIdx uint8
+}
+
+// maxMemo is how many attributes one evaluation remembers. A rule rarely
+// reads more than a few attributes twice, and each slot is zeroed on every
+// evaluation.
+const maxMemo = 4
+
+// assignSlots gives the attributes a rule reads more than once a memo slot,
+// so that each is looked up in the caller's context once per evaluation:
+// a lookup is a hashed map access, the largest part of a condition's cost.
+func assignSlots(rule *node) {
+	var buf [32]*varSpec
+	specs := buf[:0]
+	eachNode(rule, func(n *node) {
+		if n.op == opVar && n.v != nil && n.v.plain && n.v.dyn == nil && len(n.v.path.parts) > 0 && len(specs) < maxMemoScan {
+			specs = append(specs, n.v)
+		}
+	})
+	// Rules read few attributes: comparing names pairwise is cheaper than
+	// a map, and the scan is bounded for rules that read many.
+	var used uint8
+	for i, v := range specs {
+		if v.memoBit != 0 {
+			continue
+		}
+		name := v.path.parts[0]
+		shared := false
+		for _, w := range specs[i+1:] {
+			if w.path.parts[0] == name {
+				shared = true
+				w.memoIdx, w.memoBit = used, 1<<used
+			}
+		}
+		if shared {
+			v.memoIdx, v.memoBit = used, 1<<used
+			if used++; used == maxMemo {
+				return
+			}
+		}
+	}
+}
+
+// maxMemoScan bounds the vars assignSlots compares.
+const maxMemoScan = 256
+
+// eachNode calls fn for n and every node beneath it.
+func eachNode(n *node, fn func(*node)) {
+	if n == nil {
+		return
+	}
+	fn(n)
+	for _, a := range n.args {
+		eachNode(a, fn)
+	}
+	eachNode(n.one, fn)
+	if n.v != nil {
+		eachNode(n.v.dyn, fn)
+	}
+	if n.frac != nil {
+		eachNode(n.frac.by, fn)
+		for _, x := range n.frac.exprs {
+			eachNode(x, fn)
+		}
+	}
 }
 
 type varMode uint8

@@ -33,6 +33,11 @@ type env struct {
 	base   int // scopes below base are hidden from the current evaluation
 
 	trace *tracer // records the evaluation for Explain; nil otherwise
+
+	// The attributes the rule reads more than once, by varSpec.memoIdx,
+	// once looked up; have holds the memoBit of each.
+	memo [maxMemo]any
+	have uint8
 }
 
 // atRoot reports whether a var reads the caller's data as it is: the
@@ -209,6 +214,26 @@ func (e *env) attr(key string) any {
 	}
 	v, _ := mapGet(e.ctx, key)
 	return v
+}
+
+// rootAttr is the attribute a plain var's path starts with, looked up once
+// per evaluation when the rule reads it more than once. The context and the
+// enrichment do not change during an evaluation, whatever the scope.
+func (e *env) rootAttr(v *varSpec) any {
+	if e.have&v.memoBit != 0 {
+		return e.memo[v.memoIdx&(maxMemo-1)]
+	}
+	return e.lookUp(v)
+}
+
+// lookUp is rootAttr's first lookup of an attribute.
+func (e *env) lookUp(v *varSpec) any {
+	x := e.attr(v.path.parts[0])
+	if v.memoBit != 0 {
+		e.memo[v.memoIdx&(maxMemo-1)] = x
+		e.have |= v.memoBit
+	}
+	return x
 }
 
 // getVar is the reference engine's var applied to an already evaluated

@@ -39,9 +39,9 @@ func (e *env) eval(n *node) value {
 	if n.op == opVar && n.v.plain && e.atRoot() {
 		// The most common node, a context attribute, before the dispatch.
 		if n.v.single {
-			return orDefault(e.attr(n.v.path.parts[0]), n.v.def)
+			return orDefault(e.rootAttr(n.v), n.v.def)
 		}
-		return e.walkRaw(e.attr(n.v.path.parts[0]), &n.v.path, 1, n.v.def)
+		return e.walkRaw(e.rootAttr(n.v), &n.v.path, 1, n.v.def)
 	}
 	switch n.op {
 	case opConst:

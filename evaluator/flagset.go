@@ -454,6 +454,7 @@ func (l *loader) setRule(f *flag, targeting any) error {
 	if c.usesLegacy {
 		l.warn(f.key, `"fractionalEvaluation" is deprecated; use "fractional"`)
 	}
+	assignSlots(rule)
 	f.rule = rule
 	return nil
 }

@@ -15,7 +15,7 @@ func (e *env) affix(n *node) value {
 		// The usual shape, a context attribute and a constant affix, read
 		// straight from the context's own string.
 		if a, b := n.args[0], n.args[1]; b.op == opConst && b.lit.k == kStr && a.op == opVar && a.v.plain && a.v.single && e.atRoot() {
-			if s, ok := e.attr(a.v.path.parts[0]).(string); ok && validText(s) {
+			if s, ok := e.rootAttr(a.v).(string); ok && validText(s) {
 				if n.op == opStartsWith {
 					return boolVal(strings.HasPrefix(s, b.lit.str()))
 				}
@@ -85,7 +85,7 @@ func (e *env) semver(n *node) value {
 		// The usual shape, a context attribute against a constant
 		// version, read straight from the context's own string.
 		if a := n.args[0]; a.op == opVar && a.v.plain && a.v.single && e.atRoot() {
-			if s, ok := e.attr(a.v.path.parts[0]).(string); ok && validText(s) {
+			if s, ok := e.rootAttr(a.v).(string); ok && validText(s) {
 				left, lok := parseVersion(s)
 				if pre.op == svInvalid || !lok || !pre.rightOK {
 					return null

@@ -375,3 +375,48 @@ func TestResolvingDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// Attributes a rule reads more than once are looked up once per
+// evaluation, and evaluations do not share what they remembered. (Reads
+// inside iterations are checked against the reference engine by the
+// differential tests, which compile with the same slots.)
+func TestRepeatedAttributes(t *testing.T) {
+	set := mustLoad(t, `{"flags": {"f": {"state": "ENABLED", "defaultVariant": "off",
+	  "variants": {"on": "on", "off": "off", "mid": "mid"},
+	  "targeting": {"if": [
+	    {"and": [
+	      {"==": [{"var": "tier"}, "gold"]},
+	      {"ends_with": [{"var": "tier"}, "ld"]},
+	      {"starts_with": [{"var": "tier"}, "go"]},
+	      {"in": [{"var": "a"}, ["x"]]}, {"in": [{"var": "a"}, ["x", "y"]]},
+	      {"==": [{"var": "b"}, 1]}, {">=": [{"var": "b"}, 1]},
+	      {"==": [{"var": "c"}, 2]}, {"<=": [{"var": "c"}, 2]},
+	      {"==": [{"var": "d.e"}, 3]}, {"!!": [{"var": "d"}]}]},
+	    "on",
+	    {"==": [{"var": "tier"}, "bronze"]}, "mid",
+	    "off"]}}}}`)
+	n := set.flags["f"].rule
+	kept := map[string]bool{}
+	eachNode(n, func(n *node) {
+		if n.op == opVar && n.v.memoBit != 0 {
+			kept[n.v.path.parts[0]] = true
+		}
+	})
+	if len(kept) != maxMemo || !kept["tier"] || !kept["a"] || !kept["b"] || !kept["c"] {
+		t.Errorf("attributes kept: %v, want tier, a, b and c (the first %d read twice)", kept, maxMemo)
+	}
+	for _, c := range []struct {
+		ctx  map[string]any
+		want string
+	}{
+		{map[string]any{"tier": "gold", "a": "x", "b": 1, "c": 2, "d": map[string]any{"e": 3}}, "on"},
+		{map[string]any{"tier": "bronze"}, "mid"},
+		{map[string]any{"tier": "gold", "a": "y", "b": 1, "c": 2, "d": map[string]any{"e": 3}}, "off"},
+		{map[string]any{"tier": "gold", "a": "x", "b": 1, "c": 2, "d": map[string]any{"e": 4}}, "off"},
+		{map[string]any{"tier": "silver"}, "off"},
+	} {
+		if got := set.ResolveString("f", "", c.ctx); got.Value != c.want {
+			t.Errorf("%v: %q (%v), want %q", c.ctx, got.Value, got.Err, c.want)
+		}
+	}
+}

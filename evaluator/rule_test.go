@@ -38,7 +38,11 @@ func decodeRule(t testing.TB, text string) any {
 // it will run with, which compiling does not need.
 func compileRule(raw any) (*node, error) {
 	var c compiler
-	return c.compile(raw, nil)
+	n, err := c.compile(raw, nil)
+	if err == nil {
+		assignSlots(n) // as a flag set's loader does
+	}
+	return n, err
 }
 
 // runRule evaluates a compiled rule for flag flagKey against ctx and

@@ -61,7 +61,7 @@ func (e *env) test(n *node) bool {
 func (e *env) binary(n *node) value {
 	a, b := n.args[0], n.args[1]
 	if b.op == opConst && a.op == opVar && a.v.single && e.atRoot() {
-		x := e.attr(a.v.path.parts[0])
+		x := e.rootAttr(a.v)
 		switch t := x.(type) {
 		case string:
 			if !validText(t) {
