@@ -455,8 +455,51 @@ func (l *loader) setRule(f *flag, targeting any) error {
 		l.warn(f.key, `"fractionalEvaluation" is deprecated; use "fractional"`)
 	}
 	assignSlots(rule)
+	f.shareNames(rule)
 	f.rule = rule
 	return nil
+}
+
+// shareNames makes the rule's constant strings that name a variant hold
+// the variant's own name string, so that finding the variant a rule
+// returned compares addresses (see variant). Flags with many variants find
+// them through a map instead.
+func (f *flag) shareNames(rule *node) {
+	if f.variants != nil {
+		return
+	}
+	var boxed []any // each variant's name as a value's ref, made once
+	share := func(v *value) {
+		if v.k != kStr {
+			return
+		}
+		s, ok := v.ref.(string)
+		if !ok {
+			return
+		}
+		for i := range f.vals {
+			if f.vals[i].name == s {
+				if boxed == nil {
+					boxed = make([]any, len(f.vals))
+				}
+				if boxed[i] == nil {
+					boxed[i] = f.vals[i].name
+				}
+				v.ref = boxed[i]
+				return
+			}
+		}
+	}
+	eachNode(rule, func(n *node) {
+		if n.op == opConst {
+			share(&n.lit)
+		}
+		if n.frac != nil {
+			for i := range n.frac.variants {
+				share(&n.frac.variants[i])
+			}
+		}
+	})
 }
 
 // resolveRefs replaces {"$ref": "name"} with the named entry of

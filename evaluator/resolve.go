@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unsafe"
 )
 
 // Reason says how a resolution's value was chosen; the names are
@@ -116,13 +117,21 @@ func (s *FlagSet) evaluateFlag(f *flag, ctx map[string]any, t *tracer) outcome {
 // than hashing one, and holds no map per flag.
 const maxScannedVariants = 8
 
-// variant finds a variant by name.
+// variant finds a variant by name. A rule's constants that name a variant
+// share its string (see shareNames), so the name a rule returned is first
+// looked for by its address, which compares no bytes.
 func (f *flag) variant(name string) *variant {
 	if f.variants != nil {
 		if i, ok := f.variants[name]; ok {
 			return &f.vals[i]
 		}
 		return nil
+	}
+	p := unsafe.StringData(name)
+	for i := range f.vals {
+		if unsafe.StringData(f.vals[i].name) == p && len(f.vals[i].name) == len(name) {
+			return &f.vals[i]
+		}
 	}
 	for i := range f.vals {
 		if f.vals[i].name == name {

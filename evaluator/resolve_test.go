@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // resolutionDoc has a flag for every row of the resolution table.
@@ -417,6 +418,75 @@ func TestRepeatedAttributes(t *testing.T) {
 	} {
 		if got := set.ResolveString("f", "", c.ctx); got.Value != c.want {
 			t.Errorf("%v: %q (%v), want %q", c.ctx, got.Value, got.Err, c.want)
+		}
+	}
+}
+
+// The constants of a rule that name a variant, in an if and in fractional
+// buckets, share the variant's string, which is what lets variant find
+// them by address; a name the rule computes is still found by its bytes.
+func TestSharedVariantNames(t *testing.T) {
+	set := mustLoad(t, `{"flags": {
+	  "if": {"state": "ENABLED", "defaultVariant": "off", "variants": {"on": true, "off": false},
+	    "targeting": {"if": [{"==": [{"var": "x"}, 1]}, "on", {"cat": ["o", "ff"]}]}},
+	  "frac": {"state": "ENABLED", "defaultVariant": "a", "variants": {"a": "A", "b": "B"},
+	    "targeting": {"fractional": [{"var": "k"}, ["a", 50], ["b", 50]]}}}}`)
+	names := func(key string) map[string]*byte {
+		m := map[string]*byte{}
+		for _, v := range set.flags[key].vals {
+			m[v.name] = unsafe.StringData(v.name)
+		}
+		return m
+	}
+	shared := 0
+	check := func(key string, v value) {
+		if v.k != kStr {
+			return
+		}
+		if p, ok := names(key)[v.str()]; ok {
+			if unsafe.StringData(v.str()) != p {
+				t.Errorf("%s: constant %q does not share the variant's string", key, v.str())
+			}
+			shared++
+		}
+	}
+	// The decoder interns short strings, so a document it reads shares them
+	// already; a document from elsewhere (YAML, a caller's map) does not.
+	// Unshare them, as such a document would have them.
+	unshare := func(v *value) {
+		if s, ok := v.ref.(string); ok {
+			v.ref = strings.Clone(s)
+		}
+	}
+	for _, key := range []string{"if", "frac"} {
+		eachNode(set.flags[key].rule, func(n *node) {
+			unshare(&n.lit)
+			if n.frac != nil {
+				for i := range n.frac.variants {
+					unshare(&n.frac.variants[i])
+				}
+			}
+		})
+		set.flags[key].shareNames(set.flags[key].rule)
+	}
+	for _, key := range []string{"if", "frac"} {
+		eachNode(set.flags[key].rule, func(n *node) {
+			if n.op == opConst {
+				check(key, n.lit)
+			}
+			if n.frac != nil {
+				for _, v := range n.frac.variants {
+					check(key, v)
+				}
+			}
+		})
+	}
+	if shared != 3 {
+		t.Errorf("%d constants name a variant, want 3", shared)
+	}
+	for x, want := range map[int]bool{1: true, 2: false} {
+		if r := set.ResolveBool("if", !want, map[string]any{"x": x}); r.Value != want || r.Reason != ReasonTargetingMatch {
+			t.Errorf("x=%d: %v (%v, %v), want %v", x, r.Value, r.Reason, r.Err, want)
 		}
 	}
 }
