@@ -86,11 +86,12 @@ func (e *env) semver(n *node) value {
 		// version, read straight from the context's own string.
 		if a := n.args[0]; a.op == opVar && a.v.plain && a.v.single && e.atRoot() {
 			if s, ok := e.rootAttr(a.v).(string); ok && validText(s) {
-				left, lok := parseVersion(s)
+				var left version
+				lok := parseVersionInto(s, &left)
 				if pre.op == svInvalid || !lok || !pre.rightOK {
 					return null
 				}
-				return boolVal(pre.op.holds(left, pre.right))
+				return boolVal(pre.op.holds(&left, &pre.right))
 			}
 		}
 	}
@@ -129,7 +130,7 @@ func semverOf(list []value, isList bool, pre *semverArgs) value {
 	if op == svInvalid || !lok || !rok {
 		return null
 	}
-	return boolVal(op.holds(left, right))
+	return boolVal(op.holds(&left, &right))
 }
 
 // fracSpec is what is known about a fractional at load. When every weight

@@ -15,14 +15,48 @@ type version struct {
 // prerelease or build part needs all three numbers, as in Semantic
 // Versioning 2.0.0.
 func parseVersion(s string) (version, bool) {
+	var v version
+	ok := parseVersionInto(s, &v)
+	return v, ok
+}
+
+// parseVersionInto is parseVersion writing into v, which evaluation keeps
+// on its stack: a version is too large to come back from a call in
+// registers.
+func parseVersionInto(s string, v *version) bool {
 	if len(s) > 0 && (s[0] == 'v' || s[0] == 'V') {
 		s = s[1:]
 	}
+	// Most versions are plain numbers and dots: one pass reads them.
+	nums := [3]string{"0", "0", "0"}
+	count, start := 0, 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) {
+			if c := s[i]; c >= '0' && c <= '9' {
+				continue
+			} else if c != '.' {
+				return parseFullVersion(s, v)
+			}
+		}
+		if count == 3 || !validNumber(s[start:i]) {
+			return false
+		}
+		nums[count] = s[start:i]
+		count++
+		start = i + 1
+	}
+	*v = version{major: nums[0], minor: nums[1], patch: nums[2]}
+	return true
+}
+
+// parseFullVersion is parseVersionInto for versions with a prerelease or
+// build part (or characters that make them invalid).
+func parseFullVersion(s string, v *version) bool {
 	core, pre := s, ""
 	hasPre, hasBuild := false, false
 	if i := strings.IndexByte(core, '+'); i >= 0 {
 		if !validIdents(core[i+1:], false) {
-			return version{}, false
+			return false
 		}
 		core, hasBuild = core[:i], true
 	}
@@ -36,23 +70,23 @@ func parseVersion(s string) (version, bool) {
 			continue
 		}
 		if count == 3 || !validNumber(core[start:i]) {
-			return version{}, false
+			return false
 		}
 		nums[count] = core[start:i]
 		count++
 		start = i + 1
 	}
 	if (hasPre || hasBuild) && count != 3 {
-		return version{}, false
+		return false
 	}
-	v := version{major: nums[0], minor: nums[1], patch: nums[2]}
+	*v = version{major: nums[0], minor: nums[1], patch: nums[2]}
 	if hasPre {
 		if !validIdents(pre, true) {
-			return version{}, false
+			return false
 		}
 		v.pre = strings.Split(pre, ".")
 	}
-	return v, true
+	return true
 }
 
 // validNumber is a non-empty run of digits without a leading zero.
@@ -93,7 +127,8 @@ func validIdents(s string, prerelease bool) bool {
 	return true
 }
 
-// cmpNum compares two digit strings without leading zeros.
+// cmpNum compares two digit strings without leading zeros. They are
+// short: a loop here costs less than a call to compare them.
 func cmpNum(a, b string) int {
 	if len(a) != len(b) {
 		if len(a) < len(b) {
@@ -101,7 +136,15 @@ func cmpNum(a, b string) int {
 		}
 		return 1
 	}
-	return strings.Compare(a, b)
+	for i := 0; i < len(a); i++ {
+		if a[i] != b[i] {
+			if a[i] < b[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
 }
 
 func isNumeric(id string) bool {
@@ -114,7 +157,7 @@ func isNumeric(id string) bool {
 }
 
 // compare orders versions by Semantic Versioning 2.0.0 precedence.
-func (v version) compare(w version) int {
+func (v *version) compare(w *version) int {
 	if c := cmpNum(v.major, w.major); c != 0 {
 		return c
 	}
@@ -195,7 +238,7 @@ func parseSemverOp(s string) semverOp {
 	return svInvalid
 }
 
-func (op semverOp) holds(a, b version) bool {
+func (op semverOp) holds(a, b *version) bool {
 	switch op {
 	case svMajor:
 		return cmpNum(a.major, b.major) == 0

@@ -42,7 +42,7 @@ func TestSemverPrecedence(t *testing.T) {
 		for j := range ordered {
 			a, _ := parseVersion(ordered[i])
 			b, _ := parseVersion(ordered[j])
-			got := a.compare(b)
+			got := a.compare(&b)
 			want := 0
 			if i < j {
 				want = -1
@@ -80,4 +80,28 @@ func TestSemverOperators(t *testing.T) {
 			t.Errorf("%s %s %s: %v (%v), want %v", c.a, c.op, c.b, got, err, c.want)
 		}
 	}
+}
+
+// The one-pass reading of plain versions agrees with the full parser on
+// every string of digits and dots up to seven characters long.
+func TestPlainVersionsAsFull(t *testing.T) {
+	alphabet := []byte("019.")
+	var walk func(prefix []byte)
+	walk = func(prefix []byte) {
+		for _, lead := range []string{"", "v"} {
+			s := lead + string(prefix)
+			var fast, full version
+			okFast, okFull := parseVersionInto(s, &fast), parseFullVersion(s[len(lead):], &full)
+			if okFast != okFull || (okFast && fast.compare(&full) != 0) {
+				t.Errorf("%q: one pass %+v %v, full %+v %v", s, fast, okFast, full, okFull)
+			}
+		}
+		if len(prefix) == 7 {
+			return
+		}
+		for _, c := range alphabet {
+			walk(append(prefix, c))
+		}
+	}
+	walk(nil)
 }
