@@ -27,8 +27,10 @@ func parseVersionInto(s string, v *version) bool {
 	if len(s) > 0 && (s[0] == 'v' || s[0] == 'V') {
 		s = s[1:]
 	}
-	// Most versions are plain numbers and dots: one pass reads them.
-	nums := [3]string{"0", "0", "0"}
+	// Most versions are plain numbers and dots: one pass reads them. The
+	// parts are written one by one: a version built whole is copied in
+	// wide moves that stall on the stores just made.
+	v.major, v.minor, v.patch, v.pre = "0", "0", "0", nil
 	count, start := 0, 0
 	for i := 0; i <= len(s); i++ {
 		if i < len(s) {
@@ -41,11 +43,17 @@ func parseVersionInto(s string, v *version) bool {
 		if count == 3 || !validNumber(s[start:i]) {
 			return false
 		}
-		nums[count] = s[start:i]
+		switch count {
+		case 0:
+			v.major = s[start:i]
+		case 1:
+			v.minor = s[start:i]
+		default:
+			v.patch = s[start:i]
+		}
 		count++
 		start = i + 1
 	}
-	*v = version{major: nums[0], minor: nums[1], patch: nums[2]}
 	return true
 }
 
