@@ -118,8 +118,15 @@ type node struct {
 	lit  value
 
 	list bool
-	args []*node
-	one  *node
+	// attrConst: a binary operator (==, !=, <, <=, >, >=, in) between a
+	// context attribute (a var of one segment) and a constant. exact: and
+	// comparing a string attribute's bytes with the constant decides,
+	// because the operator is ==, != or in an array of strings, and no
+	// constant holds U+FFFD, which is what a string that is not valid UTF-8
+	// would read as.
+	attrConst, exact bool
+	args             []*node
+	one              *node
 
 	v     *varSpec
 	names []varSpec // missing and missing_some: their constant names, read as var reads them
@@ -328,7 +335,32 @@ func (c *compiler) compileOp(name string, raw any, at *loc) (*node, error) {
 		}
 		n.frac = spec
 	}
+	switch op {
+	case opEq, opNe, opLt, opLe, opGt, opGe, opIn:
+		if n.argc() == 2 && n.args[1].isConst() && n.args[0].op == opVar && n.args[0].v.single {
+			n.attrConst = true
+			n.exact = exactText(n)
+		}
+	}
 	return n, nil
+}
+
+// exactText is node.exact for a binary operator with a constant operand.
+func exactText(n *node) bool {
+	const replacement = "\uFFFD"
+	c := n.args[1].lit
+	switch {
+	case (n.op == opEq || n.op == opNe) && c.k == kStr:
+		return !strings.Contains(c.str(), replacement)
+	case n.op == opIn && n.in != nil:
+		for _, el := range n.in.list {
+			if strings.Contains(el, replacement) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // compileRawList handles the operators that read their argument list as

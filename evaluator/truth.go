@@ -60,10 +60,17 @@ func (e *env) test(n *node) bool {
 // straight from the context's own Go value.
 func (e *env) binary(n *node) value {
 	a, b := n.args[0], n.args[1]
-	if b.op == opConst && a.op == opVar && a.v.single && e.atRoot() {
+	if n.attrConst && e.atRoot() {
 		x := e.rootAttr(a.v)
 		switch t := x.(type) {
 		case string:
+			if n.exact {
+				// The bytes decide, valid UTF-8 or not (see node.exact).
+				if n.in != nil {
+					return boolVal(n.in.has(t))
+				}
+				return boolVal((t == b.lit.str()) == (n.op == opEq))
+			}
 			if !validText(t) {
 				break
 			}

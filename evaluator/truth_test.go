@@ -11,8 +11,11 @@ import (
 // between forces, for values JSON cannot carry as well (NaN, infinities).
 func TestDirectComparisonsAgree(t *testing.T) {
 	values := []any{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0.0, 1.0, 1.5, 2, int64(-3),
-		"a", "b", "", "1", "1.5", "ab", "é", "\xff", true, false, nil, []any{1.0}, map[string]any{"k": 1.0, "j": 2.0}}
-	consts := []string{`1`, `1.5`, `0`, `"a"`, `"1"`, `""`, `"abc"`, `true`, `null`}
+		"a", "b", "", "1", "1.5", "ab", "é", "\xff", "a\xffb", "\xc3", "\uFFFD", "a\uFFFDb", true, false, nil, []any{1.0}, map[string]any{"k": 1.0, "j": 2.0}}
+	// Strings that are not valid UTF-8 read with U+FFFD; constants that
+	// hold it, alone or in a list, must then match them.
+	consts := []string{`1`, `1.5`, `0`, `"a"`, `"1"`, `""`, `"abc"`, `true`, `null`,
+		`"\ufffd"`, `"a\ufffdb"`, `"é"`, `["a", "b"]`, `["\ufffd", "x"]`, `["a\ufffdb"]`}
 	for _, op := range []string{"==", "!=", "<", "<=", ">", ">=", "in"} {
 		for _, c := range consts {
 			direct := decodeRule(t, fmt.Sprintf(`{%q: [{"var": "x"}, %s]}`, op, c))
