@@ -455,8 +455,14 @@ func assignSlots(rule *node) {
 	var buf [32]*varSpec
 	specs := buf[:0]
 	eachNode(rule, func(n *node) {
-		if n.op == opVar && n.v != nil && n.v.plain && n.v.dyn == nil && len(n.v.path.parts) > 0 && len(specs) < maxMemoScan {
+		if len(specs) == maxMemoScan {
+			return
+		}
+		if n.op == opVar && n.v != nil && n.v.plain && n.v.dyn == nil && len(n.v.path.parts) > 0 {
 			specs = append(specs, n.v)
+		}
+		if n.frac != nil && n.frac.tk != nil {
+			specs = append(specs, n.frac.tk)
 		}
 	})
 	// Rules read few attributes: comparing names pairwise is cheaper than

@@ -144,6 +144,9 @@ type fracSpec struct {
 	variants []value
 	exprs    []*node // per bucket, the variant's expression; nil when variants holds it
 	computed bool    // some variant is an expression
+	// tk reads the targeting key when there is no bucketing expression, as
+	// a var would, so that a rule that also reads it looks it up once.
+	tk *varSpec
 }
 
 // maxComputedVariants bounds the stack buffer for variants that are
@@ -193,6 +196,8 @@ func precomputeFractional(n *node, at *loc) (*fracSpec, error) {
 	if first := n.args[0]; first.op != opArray && !(first.isConst() && first.lit.k == kArr) {
 		spec.by = first
 		buckets = n.args[1:]
+	} else {
+		spec.tk = &varSpec{path: splitPath(targetingKeyKey), plain: true, single: true}
 	}
 	offset := len(n.args) - len(buckets) // the bucketing expression, if any
 	weights := make([]float64, 0, len(buckets))
@@ -271,7 +276,7 @@ func (e *env) fractional(n *node) value {
 			if spec.table == nil {
 				return null
 			}
-			h, ok := e.bucketHash(spec.by != nil, by)
+			h, ok := e.bucketHash(spec.by != nil, by, spec.tk)
 			if e.trace != nil {
 				e.trace.hashed(e, spec.by != nil, by, h, ok, spec.table.Weights(), spec.table.Total())
 			}
@@ -343,7 +348,7 @@ func (e *env) fractionalOf(list []value, isList bool) value {
 	if err != nil {
 		return null
 	}
-	h, ok := e.bucketHash(hasBy, by)
+	h, ok := e.bucketHash(hasBy, by, nil)
 	if e.trace != nil {
 		e.trace.hashed(e, hasBy, by, h, ok, weights, total)
 	}
@@ -360,7 +365,7 @@ func (e *env) fractionalOf(list []value, isList bool) value {
 // bucketHash hashes the bucketing input of the configured version. Without
 // a bucketing value (or, before v3, with a null one) the input comes from
 // the flag key and a non-empty targeting key.
-func (e *env) bucketHash(hasBy bool, by value) (uint32, bool) {
+func (e *env) bucketHash(hasBy bool, by value, tk *varSpec) (uint32, bool) {
 	v := e.fs.version
 	if hasBy && (by.k != kNull || v == fractional.V3) {
 		if s, ok := by.ref.(string); ok && by.k == kStr {
@@ -381,11 +386,16 @@ func (e *env) bucketHash(hasBy bool, by value) (uint32, bool) {
 	}
 	// An empty targeting key is none, as in OpenFeature and in the flagd
 	// daemon, whatever the version.
-	tk := e.rootGet(targetingKeyKey)
-	if tk.k != kStr || tk.str() == "" {
+	var key value
+	if tk != nil {
+		key = fromAny(e.rootAttr(tk))
+	} else {
+		key = e.rootGet(targetingKeyKey)
+	}
+	if key.k != kStr || key.str() == "" {
 		return 0, false
 	}
-	return fractional.HashDefault(v, e.f.key, tk.str()), true
+	return fractional.HashDefault(v, e.f.key, key.str()), true
 }
 
 // hashable is the Go value v3 hashes for v: the caller's own value, as far

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -488,5 +489,34 @@ func TestSharedVariantNames(t *testing.T) {
 		if r := set.ResolveBool("if", !want, map[string]any{"x": x}); r.Value != want || r.Reason != ReasonTargetingMatch {
 			t.Errorf("x=%d: %v (%v, %v), want %v", x, r.Value, r.Reason, r.Err, want)
 		}
+	}
+}
+
+// A fractional without a bucketing expression reads the targeting key as
+// a var would, and shares its lookup with the rule's own reads of it (the
+// standard benchmark's form). The buckets are those of the same rule with
+// the lookup not shared.
+func TestFractionalSharesTargetingKey(t *testing.T) {
+	doc := func(first string) string {
+		return `{"flags": {"f": {"state": "ENABLED", "defaultVariant": "a",
+		  "variants": {"a": "a", "b": "b", "user-7": "user-7"},
+		  "targeting": {"fractional": [[{"var": "` + first + `"}], ["a", 50], ["b", 50]]}}}}`
+	}
+	shared, apart := mustLoad(t, doc("targetingKey")), mustLoad(t, doc("other"))
+	if tk := shared.flags["f"].rule.frac.tk; tk == nil || tk.memoBit == 0 {
+		t.Fatalf("the targeting key is not looked up once: %+v", tk)
+	}
+	seen := map[string]bool{}
+	for i := range 400 {
+		key := "user-" + strconv.Itoa(i)
+		got := shared.ResolveString("f", "", map[string]any{"targetingKey": key})
+		want := apart.ResolveString("f", "", map[string]any{"targetingKey": key, "other": key})
+		if got.Value != want.Value || got.Variant != want.Variant || (got.Err == nil) != (want.Err == nil) {
+			t.Fatalf("%s: %+v, want %+v", key, got, want)
+		}
+		seen[got.Variant] = true
+	}
+	if !seen["a"] || !seen["b"] {
+		t.Errorf("variants chosen: %v, want a and b", seen)
 	}
 }
