@@ -1,9 +1,6 @@
 package evaluator
 
-import (
-	"strconv"
-	"strings"
-)
+import "strings"
 
 // env is the state of one evaluation. It lives on the caller's stack: the
 // evaluation reads the caller's context and the snapshot's enrichment in
@@ -146,7 +143,7 @@ func splitPath(s string) path {
 		if part == "" {
 			continue
 		}
-		f, _ := strconv.ParseFloat(part, 64)
+		f, _ := parseFloat(part)
 		p.parts = append(p.parts, part)
 		p.idx = append(p.idx, toInt(f))
 	}

@@ -1,9 +1,6 @@
 package evaluator
 
-import (
-	"strconv"
-	"strings"
-)
+import "strings"
 
 func (e *env) text(n *node, v value) string {
 	s, ok := strictString(v)
@@ -112,7 +109,7 @@ func precomputeIn(n *node) *inSet {
 		s.list = append(s.list, el.str())
 		// The error is dropped on purpose: the reference reads a string
 		// that is not a number as 0 here, so {"in": [0, ["a"]]} is true.
-		f, _ := strconv.ParseFloat(el.str(), 64)
+		f, _ := parseFloat(el.str())
 		s.nums[f] = struct{}{}
 	}
 	if len(s.list) > 8 {

@@ -498,6 +498,28 @@ func truthySlow(v value) bool {
 	return false
 }
 
+// parseFloat is strconv.ParseFloat(s, 64) for text that may well not be a
+// number, as context values and path segments often are not: when the
+// first character rules a number out, it answers as strconv would (0, not
+// ok) without building strconv's error, which allocates twice. f is
+// strconv's value in every case, ±Inf for a number out of range.
+func parseFloat(s string) (f float64, ok bool) {
+	t := s
+	if len(t) > 0 && (t[0] == '+' || t[0] == '-') {
+		t = t[1:]
+	}
+	if len(t) == 0 {
+		return 0, false
+	}
+	switch c := t[0]; {
+	case c >= '0' && c <= '9', c == '.', c == 'i', c == 'I', c == 'n', c == 'N':
+	default:
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil
+}
+
 // strictNumber is the reference engine's typing.ToNumber: strings parse
 // (badly formed ones give 0), numbers pass, everything else is an error.
 func strictNumber(v value) (float64, bool) {
@@ -505,7 +527,7 @@ func strictNumber(v value) (float64, bool) {
 	case kNum:
 		return v.n, true
 	case kStr:
-		f, _ := strconv.ParseFloat(v.str(), 64)
+		f, _ := parseFloat(v.str())
 		return f, true
 	}
 	return 0, false
@@ -532,8 +554,8 @@ func looseNumber(v value) float64 {
 		// Out of range counts as not a number too: the reference engine
 		// means to keep ±Inf there but compares the wrapped error with
 		// strconv.ErrRange, which never matches.
-		f, err := strconv.ParseFloat(v.str(), 64)
-		if err != nil {
+		f, ok := parseFloat(v.str())
+		if !ok {
 			return math.NaN()
 		}
 		return f
