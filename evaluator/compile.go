@@ -220,7 +220,7 @@ func (c *compiler) compile(raw any, at *loc) (*node, error) {
 			return c.compileOp(name, args, &opAt)
 		}
 	case []any:
-		n := &node{op: opArray, list: true}
+		n := &node{op: opArray, list: true, args: make([]*node, 0, len(t))}
 		allConst := true
 		for i, el := range t {
 			elAt := at.index(i)
@@ -251,6 +251,7 @@ func (c *compiler) compile(raw any, at *loc) (*node, error) {
 func (c *compiler) compileArgs(n *node, raw any, at *loc) error {
 	if list, ok := raw.([]any); ok {
 		n.list = true
+		n.args = make([]*node, 0, len(list))
 		for i, el := range list {
 			elAt := at.index(i)
 			child, err := c.compile(el, &elAt)
@@ -371,6 +372,7 @@ func (c *compiler) compileRawList(n *node, raw any, at *loc) error {
 		return compileErr(at, "%s needs an array of arguments", n.name)
 	}
 	n.list = true
+	n.args = make([]*node, 0, len(list))
 	for i, el := range list {
 		elAt := at.index(i)
 		var child *node

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/flagsnap/flagsnap/fractional"
 )
@@ -346,7 +347,11 @@ func (f *flag) setVariants(raw any) error {
 	if len(obj) == 0 {
 		return fmt.Errorf(`"variants" is empty`)
 	}
-	names := slices.Sorted(maps.Keys(obj))
+	names := make([]string, 0, len(obj))
+	for name := range obj {
+		names = append(names, name)
+	}
+	slices.Sort(names)
 	if len(names) > maxScannedVariants {
 		f.variants = make(map[string]int, len(names))
 	}
@@ -479,6 +484,9 @@ func (f *flag) shareNames(rule *node) {
 		}
 		for i := range f.vals {
 			if f.vals[i].name == s {
+				if unsafe.StringData(f.vals[i].name) == unsafe.StringData(s) {
+					return // shared already, as the document's decoder does
+				}
 				if boxed == nil {
 					boxed = make([]any, len(f.vals))
 				}
