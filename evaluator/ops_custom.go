@@ -139,11 +139,12 @@ func semverOf(list []value, isList bool, pre *semverArgs) value {
 // ({"var": "color"}, {"if": …}) are evaluated into a buffer on the stack
 // rather than into a new array for every bucket.
 type fracSpec struct {
-	by       *node             // the bucketing expression, if the rule has one
-	table    *fractional.Table // nil when every weight is zero: always null
-	variants []value
-	exprs    []*node // per bucket, the variant's expression; nil when variants holds it
-	computed bool    // some variant is an expression
+	by        *node             // the bucketing expression, if the rule has one
+	table     *fractional.Table // nil when every weight is zero: always null
+	variants  []value
+	exprs     []*node // per bucket, the variant's expression; nil when variants holds it
+	computed  bool    // some variant is an expression
+	exprCount int     // how many variants are expressions
 	// tk reads the targeting key when there is no bucketing expression, as
 	// a var would, so that a rule that also reads it looks it up once.
 	tk *varSpec
@@ -234,7 +235,7 @@ func precomputeFractional(n *node, at *loc) (*fracSpec, error) {
 	if exprs > maxComputedVariants {
 		return nil, nil
 	}
-	spec.computed = exprs > 0
+	spec.computed, spec.exprCount = exprs > 0, exprs
 	table, err := fractional.NewTable(weights)
 	if err != nil && !errors.Is(err, fractional.ErrNoWeight) {
 		if spec.computed {
@@ -256,47 +257,22 @@ func (e *env) fractional(n *node) value {
 			by = e.eval(spec.by)
 		}
 		if by.k != kArr {
+			// The variants that are expressions are evaluated into a buffer
+			// on the stack, which is zeroed on every call: only as large a
+			// one as the rule needs.
+			switch {
+			case !spec.computed:
+				i := e.pickBucket(spec, by)
+				if i < 0 {
+					return null
+				}
+				return spec.variants[i]
+			case spec.exprCount <= 2:
+				var computed [2]value
+				return e.pickComputed(spec, by, computed[:])
+			}
 			var computed [maxComputedVariants]value
-			if spec.computed {
-				// Every variant is evaluated, as in the general form: one
-				// that is an array or an object makes the operator null.
-				j := 0
-				for _, x := range spec.exprs {
-					if x == nil {
-						continue
-					}
-					v := e.eval(x)
-					if v.k == kArr || v.isObject() {
-						return null
-					}
-					computed[j] = v
-					j++
-				}
-			}
-			if spec.table == nil {
-				return null
-			}
-			h, ok := e.bucketHash(spec.by != nil, by, spec.tk)
-			if e.trace != nil {
-				e.trace.hashed(e, spec.by != nil, by, h, ok, spec.table.Weights(), spec.table.Total())
-			}
-			if !ok {
-				return null
-			}
-			i := spec.table.Pick(e.fs.version, h)
-			if i < 0 {
-				return null
-			}
-			if spec.exprs[i] != nil {
-				j := 0
-				for _, x := range spec.exprs[:i] {
-					if x != nil {
-						j++
-					}
-				}
-				return computed[j]
-			}
-			return spec.variants[i]
+			return e.pickComputed(spec, by, computed[:])
 		}
 		// The bucketing expression produced an array, which makes it a
 		// bucket: fall through to the general form.
@@ -305,6 +281,54 @@ func (e *env) fractional(n *node) value {
 	k, more, _, isList := e.args(n, &buf)
 	list := listOf(&buf, k, more)
 	return e.fractionalOf(list, isList)
+}
+
+// pickComputed is fractional's choice of bucket when some variants are
+// expressions: every one is evaluated first, as in the general form, and one
+// that is an array or an object makes the operator null. computed holds
+// their values.
+func (e *env) pickComputed(spec *fracSpec, by value, computed []value) value {
+	j := 0
+	for _, x := range spec.exprs {
+		if x == nil {
+			continue
+		}
+		v := e.eval(x)
+		if v.k == kArr || v.isObject() {
+			return null
+		}
+		computed[j] = v
+		j++
+	}
+	i := e.pickBucket(spec, by)
+	if i < 0 {
+		return null
+	}
+	if spec.exprs[i] != nil {
+		j := 0
+		for _, x := range spec.exprs[:i] {
+			if x != nil {
+				j++
+			}
+		}
+		return computed[j]
+	}
+	return spec.variants[i]
+}
+
+// pickBucket is the bucket fractional chooses for by, or -1 for none.
+func (e *env) pickBucket(spec *fracSpec, by value) int {
+	if spec.table == nil {
+		return -1
+	}
+	h, ok := e.bucketHash(spec.by != nil, by, spec.tk)
+	if e.trace != nil {
+		e.trace.hashed(e, spec.by != nil, by, h, ok, spec.table.Weights(), spec.table.Total())
+	}
+	if !ok {
+		return -1
+	}
+	return spec.table.Pick(e.fs.version, h)
 }
 
 // fractionalOf is fractional over evaluated arguments:
