@@ -10,9 +10,11 @@ import (
 	"maps"
 	"math"
 	"math/big"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -105,7 +107,9 @@ func WithClock(now func() time.Time) Option {
 // Load parses and compiles a flag document (JSON or YAML). A document that
 // is not a flag set is an error (*SyntaxError, *DocumentError). A problem
 // confined to one flag only breaks that flag, unless WithStrict was given,
-// in which case the error is a *ValidationError.
+// in which case the error is a *ValidationError. A set of thousands of
+// flags is compiled on up to four goroutines (no more than GOMAXPROCS), all
+// of which have ended when Load returns.
 func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 	cfg := config{
 		version: fractional.V2,
@@ -173,7 +177,8 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 		return nil, err
 	}
 	set.flags = make(map[string]*flag, len(defs))
-	for _, def := range defs {
+	compiled := l.compileAll(defs, set.metadata)
+	for i, def := range defs {
 		if def.problem != nil {
 			set.problems = append(set.problems, FlagProblem{Flag: def.key, Err: def.problem})
 			if !def.unnamed {
@@ -181,7 +186,7 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 			}
 			continue
 		}
-		f := l.compileFlag(def.key, def.raw, set.metadata)
+		f := compiled[i]
 		if f.broken != nil {
 			set.problems = append(set.problems, FlagProblem{Flag: def.key, Err: f.broken.Err})
 		}
@@ -193,6 +198,47 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 		slices.SortStableFunc(l.warnings, func(a, b warning) int { return strings.Compare(a.flag, b.flag) })
 	}
 	return set, nil
+}
+
+// Large flag sets are compiled on several goroutines: flags compile
+// independently, and a service waiting for its flags has its cores to
+// spare. Each goroutine takes a run of flags with a loader of its own;
+// warnings are gathered in document order afterwards.
+var parallelLoadMin = 2048 // flags; below this, goroutines do not pay (a variable for tests)
+
+const maxLoadWorkers = 4
+
+// compileAll compiles every definition without a problem; the result is
+// indexed as defs.
+func (l *loader) compileAll(defs []flagDef, setMeta map[string]any) []*flag {
+	out := make([]*flag, len(defs))
+	workers := min(runtime.GOMAXPROCS(0), maxLoadWorkers, len(defs)/(parallelLoadMin/2))
+	if len(defs) < parallelLoadMin || workers < 2 {
+		l.compileRange(defs, setMeta, out, 0, len(defs))
+		return out
+	}
+	subs := make([]loader, workers)
+	chunk := (len(defs) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := range subs {
+		sub := &subs[w]
+		*sub = loader{cfg: l.cfg, evaluators: l.evaluators, noRefs: l.noRefs}
+		lo, hi := w*chunk, min((w+1)*chunk, len(defs))
+		wg.Go(func() { sub.compileRange(defs, setMeta, out, lo, hi) })
+	}
+	wg.Wait()
+	for i := range subs {
+		l.warnings = append(l.warnings, subs[i].warnings...)
+	}
+	return out
+}
+
+func (l *loader) compileRange(defs []flagDef, setMeta map[string]any, out []*flag, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		if defs[i].problem == nil {
+			out[i] = l.compileFlag(defs[i].key, defs[i].raw, setMeta)
+		}
+	}
 }
 
 type flagDef struct {

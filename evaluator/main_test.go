@@ -1,0 +1,13 @@
+package evaluator
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// Loading a large flag set compiles on several goroutines, which must all
+// have ended when Load returns.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}

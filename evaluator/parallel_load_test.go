@@ -1,0 +1,112 @@
+package evaluator
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// A large flag set compiled on several goroutines is the flag set compiled
+// on one: the same flags, problems and warnings in the same order, and the
+// same answers. Both document forms are checked, since a flags array keeps
+// its problems and warnings in document order rather than sorted.
+func TestParallelLoadIsSequentialLoad(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	defer func(n int) { parallelLoadMin = n }(parallelLoadMin)
+	for _, form := range []string{"object", "array"} {
+		doc := bigDocument(3000, form)
+		load := func(min int) (*FlagSet, string) {
+			parallelLoadMin = min
+			var log bytes.Buffer
+			set, err := Load(doc, WithLogger(slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{
+				ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+					if a.Key == slog.TimeKey {
+						return slog.Attr{}
+					}
+					return a
+				},
+			}))))
+			if err != nil {
+				t.Fatalf("%s: %v", form, err)
+			}
+			return set, log.String()
+		}
+		seq, seqLog := load(1 << 30)
+		par, parLog := load(16)
+		if seqLog != parLog {
+			t.Errorf("%s: logs differ:\n%s\n---\n%s", form, seqLog, parLog)
+		}
+		deprecated := 0
+		for i := range 3000 {
+			if i%11 == 0 && i%7 != 0 {
+				deprecated++
+			}
+		}
+		if n := strings.Count(parLog, "deprecated"); n != deprecated {
+			t.Errorf("%s: %d deprecation warnings, want %d", form, n, deprecated)
+		}
+		if fmt.Sprint(seq.Problems()) != fmt.Sprint(par.Problems()) || len(par.Problems()) != 3000/7+1 {
+			t.Errorf("%s: problems differ or are not all there: %d and %d", form, len(seq.Problems()), len(par.Problems()))
+		}
+		if fmt.Sprint(seq.Keys()) != fmt.Sprint(par.Keys()) || par.Len() != 3000 {
+			t.Fatalf("%s: keys differ", form)
+		}
+		for _, key := range par.Keys() {
+			if seq.flags[key].fingerprint != par.flags[key].fingerprint {
+				t.Fatalf("%s: %s has another fingerprint", form, key)
+			}
+			for _, ctx := range []map[string]any{{"targetingKey": "u1", "x": "a"}, {"targetingKey": "u2", "x": "b"}} {
+				a, b := seq.ResolveString(key, "d", ctx), par.ResolveString(key, "d", ctx)
+				if a.Value != b.Value || a.Variant != b.Variant || a.Reason != b.Reason || (a.Err == nil) != (b.Err == nil) {
+					t.Fatalf("%s: %s: %+v, sequentially %+v", form, key, b, a)
+				}
+			}
+		}
+	}
+}
+
+// bigDocument has n flags of several kinds: broken ones, ones that use the
+// deprecated fractionalEvaluation, ones with a $ref, fractional and plain
+// rules.
+func bigDocument(n int, form string) []byte {
+	var b strings.Builder
+	b.WriteString(`{"$evaluators": {"isA": {"==": [{"var": "x"}, "a"]}}, "flags": `)
+	if form == "object" {
+		b.WriteString("{")
+	} else {
+		b.WriteString("[")
+	}
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		var rule string
+		switch {
+		case i%7 == 0:
+			rule = `{"nope": []}`
+		case i%11 == 0:
+			rule = `{"fractionalEvaluation": ["x", ["a", 50], ["b", 50]]}`
+		case i%3 == 0:
+			rule = `{"if": [{"$ref": "isA"}, "a", "b"]}`
+		case i%2 == 0:
+			rule = `{"fractional": [["a", 50], ["b", 50]]}`
+		default:
+			rule = `{"if": [{"in": [{"var": "x"}, ["b", "c"]]}, "b", "a"]}`
+		}
+		def := fmt.Sprintf(`{"state": "ENABLED", "defaultVariant": "a", "variants": {"a": "A%d", "b": "B"}, "targeting": %s}`, i, rule)
+		if form == "object" {
+			fmt.Fprintf(&b, `"f%04d": %s`, n-i, def)
+		} else {
+			fmt.Fprintf(&b, `%s, "key": "f%04d"}`, strings.TrimSuffix(def, "}"), n-i)
+		}
+	}
+	if form == "object" {
+		b.WriteString("}}")
+	} else {
+		b.WriteString("]}")
+	}
+	return []byte(b.String())
+}
