@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/open-feature/go-sdk/openfeature"
 	"go.uber.org/goleak"
@@ -51,7 +52,9 @@ func (s *pushSource) Run(ctx context.Context, sink sync.Sink) error {
 func provider(b testing.TB, doc []byte, v fractional.Version) (*flagsnap.Provider, sync.Sink) {
 	b.Helper()
 	src := newPushSource(doc)
-	p, err := flagsnap.NewProvider(flagsnap.WithSource(src), flagsnap.WithFractionalVersion(v))
+	// The first load of the largest sets takes longer than the default
+	// deadline of 500 ms; what is measured starts after it.
+	p, err := flagsnap.NewProvider(flagsnap.WithSource(src), flagsnap.WithFractionalVersion(v), flagsnap.WithDeadline(time.Minute))
 	if err != nil {
 		b.Fatal(err)
 	}
