@@ -21,12 +21,10 @@ func (p *Provider) BooleanEvaluation(_ context.Context, flag string, def bool, f
 		d.Value, d.ProviderResolutionDetail = def, notReady
 		return d
 	}
-	var variant string
 	var reason evaluator.Reason
 	var err *evaluator.Error
-	var meta map[string]any
-	d.Value, variant, reason, err, meta = set.ResolveBoolFields(flag, def, flatCtx)
-	fill(&d.ProviderResolutionDetail, variant, reason, err, meta)
+	d.Value, d.Variant, reason, err, d.FlagMetadata = set.ResolveBoolFields(flag, def, flatCtx)
+	fill(&d.ProviderResolutionDetail, reason, err)
 	return d
 }
 
@@ -37,12 +35,10 @@ func (p *Provider) StringEvaluation(_ context.Context, flag string, def string, 
 		d.Value, d.ProviderResolutionDetail = def, notReady
 		return d
 	}
-	var variant string
 	var reason evaluator.Reason
 	var err *evaluator.Error
-	var meta map[string]any
-	d.Value, variant, reason, err, meta = set.ResolveStringFields(flag, def, flatCtx)
-	fill(&d.ProviderResolutionDetail, variant, reason, err, meta)
+	d.Value, d.Variant, reason, err, d.FlagMetadata = set.ResolveStringFields(flag, def, flatCtx)
+	fill(&d.ProviderResolutionDetail, reason, err)
 	return d
 }
 
@@ -54,12 +50,10 @@ func (p *Provider) IntEvaluation(_ context.Context, flag string, def int64, flat
 		d.Value, d.ProviderResolutionDetail = def, notReady
 		return d
 	}
-	var variant string
 	var reason evaluator.Reason
 	var err *evaluator.Error
-	var meta map[string]any
-	d.Value, variant, reason, err, meta = set.ResolveIntFields(flag, def, flatCtx)
-	fill(&d.ProviderResolutionDetail, variant, reason, err, meta)
+	d.Value, d.Variant, reason, err, d.FlagMetadata = set.ResolveIntFields(flag, def, flatCtx)
+	fill(&d.ProviderResolutionDetail, reason, err)
 	return d
 }
 
@@ -70,12 +64,10 @@ func (p *Provider) FloatEvaluation(_ context.Context, flag string, def float64, 
 		d.Value, d.ProviderResolutionDetail = def, notReady
 		return d
 	}
-	var variant string
 	var reason evaluator.Reason
 	var err *evaluator.Error
-	var meta map[string]any
-	d.Value, variant, reason, err, meta = set.ResolveFloatFields(flag, def, flatCtx)
-	fill(&d.ProviderResolutionDetail, variant, reason, err, meta)
+	d.Value, d.Variant, reason, err, d.FlagMetadata = set.ResolveFloatFields(flag, def, flatCtx)
+	fill(&d.ProviderResolutionDetail, reason, err)
 	return d
 }
 
@@ -86,12 +78,10 @@ func (p *Provider) ObjectEvaluation(_ context.Context, flag string, def any, fla
 		d.Value, d.ProviderResolutionDetail = def, notReady
 		return d
 	}
-	var variant string
 	var reason evaluator.Reason
 	var err *evaluator.Error
-	var meta map[string]any
-	d.Value, variant, reason, err, meta = set.ResolveObjectFields(flag, def, flatCtx)
-	fill(&d.ProviderResolutionDetail, variant, reason, err, meta)
+	d.Value, d.Variant, reason, err, d.FlagMetadata = set.ResolveObjectFields(flag, def, flatCtx)
+	fill(&d.ProviderResolutionDetail, reason, err)
 	return d
 }
 
@@ -112,12 +102,13 @@ var reasons = [8]openfeature.Reason{
 	evaluator.ReasonError:          openfeature.ErrorReason,
 }
 
-// fill maps the evaluator's answer to OpenFeature's, in place: the
-// detail is written where the caller returns it from. This is the only
-// place where evaluator errors become resolution errors. Metadata is passed
-// as it is: OpenFeature copies it before a caller sees it.
-func fill(d *openfeature.ProviderResolutionDetail, variant string, reason evaluator.Reason, err *evaluator.Error, meta map[string]any) {
-	d.Variant, d.FlagMetadata, d.Reason = variant, meta, reasons[reason&7]
+// fill maps the evaluator's reason and error to OpenFeature's, in place:
+// the detail is written where the caller returns it from (the variant and
+// the metadata are stored there directly; OpenFeature copies the metadata
+// before a caller sees it). This is the only place where evaluator errors
+// become resolution errors.
+func fill(d *openfeature.ProviderResolutionDetail, reason evaluator.Reason, err *evaluator.Error) {
+	d.Reason = reasons[reason&7]
 	if err != nil {
 		fillError(d, err)
 	}
