@@ -212,7 +212,7 @@ const maxLoadWorkers = 4
 // indexed as defs.
 func (l *loader) compileAll(defs []flagDef, setMeta map[string]any) []*flag {
 	out := make([]*flag, len(defs))
-	workers := min(runtime.GOMAXPROCS(0), maxLoadWorkers, len(defs)/(parallelLoadMin/2))
+	workers := min(runtime.GOMAXPROCS(0), maxLoadWorkers, len(defs)/max(parallelLoadMin/2, 1))
 	if len(defs) < parallelLoadMin || workers < 2 {
 		l.compileRange(defs, setMeta, out, 0, len(defs))
 		return out
