@@ -17,15 +17,19 @@ const maxJSONDepth = 10000
 //
 // It only reports whether the document is valid: for an invalid one the
 // caller asks encoding/json, whose messages (and line and column) users
-// see. Strings up to internMax bytes are interned for the document, since
-// flag sets repeat the same keys, states and variant names thousands of
-// times; the flag set keeps them, so sharing them saves memory too.
+// see. Strings and numbers up to internMax bytes are interned for the
+// document, boxed as the interface values they are decoded into, since
+// flag sets repeat the same keys, states, variant names and weights
+// thousands of times: each is made and boxed once (boxing a string
+// allocates), and the flag set keeps them, so sharing them saves memory
+// too.
 type fastDecoder struct {
 	data   []byte
 	pos    int
 	depth  int
-	intern map[string]string
-	stack  []any // elements of the arrays and objects being built
+	intern map[string]any // strings, each boxed as a string
+	nums   map[string]any // numbers, each boxed as a json.Number
+	stack  []any          // elements of the arrays and objects being built
 	keys   []string
 	refs   bool // some object has a "$ref" key
 }
@@ -35,7 +39,7 @@ const internMax = 32
 // decodeFast parses data, reporting ok=false for anything encoding/json
 // might not accept exactly so.
 func decodeFast(data []byte) (v any, refs, ok bool) {
-	d := fastDecoder{data: data, intern: make(map[string]string, 64)}
+	d := fastDecoder{data: data, intern: make(map[string]any, 64), nums: make(map[string]any, 16)}
 	v, ok = d.value()
 	if !ok {
 		return nil, false, false
@@ -69,8 +73,7 @@ func (d *fastDecoder) value() (any, bool) {
 	case c == '[':
 		return d.array()
 	case c == '"':
-		s, ok := d.str()
-		return s, ok
+		return d.str()
 	case c == 't':
 		return true, d.literal("true")
 	case c == 'f':
@@ -108,10 +111,11 @@ func (d *fastDecoder) object() (any, bool) {
 		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
 			return nil, false
 		}
-		k, ok := d.str()
+		kv, ok := d.str()
 		if !ok {
 			return nil, false
 		}
+		k := kv.(string)
 		if k == "$ref" {
 			d.refs = true
 		}
@@ -225,24 +229,35 @@ func (d *fastDecoder) number() (any, bool) {
 		}
 	}
 	d.pos = p
-	return json.Number(d.text(d.data[start:p])), true
+	b := d.data[start:p]
+	if len(b) > internMax {
+		return json.Number(b), true
+	}
+	if v, ok := d.nums[string(b)]; ok {
+		return v, true
+	}
+	var v any = json.Number(b)
+	d.nums[string(b)] = v
+	return v, true
 }
 
-// text is b as a string, shared with earlier strings of the same text.
-func (d *fastDecoder) text(b []byte) string {
+// text is b as a string boxed in an interface, shared with earlier strings
+// of the same text.
+func (d *fastDecoder) text(b []byte) any {
 	if len(b) > internMax {
 		return string(b)
 	}
-	if s, ok := d.intern[string(b)]; ok {
-		return s
+	if v, ok := d.intern[string(b)]; ok {
+		return v
 	}
-	s := string(b)
-	d.intern[s] = s
-	return s
+	var v any = string(b)
+	d.intern[v.(string)] = v
+	return v
 }
 
-// str reads a string at d.pos, the opening quote included.
-func (d *fastDecoder) str() (string, bool) {
+// str reads a string at d.pos, the opening quote included; the string is
+// boxed in an interface.
+func (d *fastDecoder) str() (any, bool) {
 	d.pos++ // '"'
 	start := d.pos
 	plain := true
@@ -259,24 +274,24 @@ func (d *fastDecoder) str() (string, bool) {
 			plain = false
 			p++ // the escaped byte cannot end the string
 		case c < 0x20:
-			return "", false
+			return nil, false
 		case c >= utf8.RuneSelf:
 			plain = false
 		}
 	}
-	return "", false
+	return nil, false
 }
 
 // unescape decodes a string's content that has escapes or non-ASCII bytes
 // as encoding/json does: invalid UTF-8 and lone surrogates become U+FFFD.
-func (d *fastDecoder) unescape(b []byte) (string, bool) {
+func (d *fastDecoder) unescape(b []byte) (any, bool) {
 	out := make([]byte, 0, len(b))
 	for i := 0; i < len(b); {
 		c := b[i]
 		switch {
 		case c == '\\':
 			if i+1 >= len(b) {
-				return "", false
+				return nil, false
 			}
 			switch e := b[i+1]; e {
 			case '"', '\\', '/':
@@ -294,7 +309,7 @@ func (d *fastDecoder) unescape(b []byte) (string, bool) {
 			case 'u':
 				r, ok := hex4(b[i+2:])
 				if !ok {
-					return "", false
+					return nil, false
 				}
 				i += 6
 				if utf16.IsSurrogate(r) {
@@ -310,7 +325,7 @@ func (d *fastDecoder) unescape(b []byte) (string, bool) {
 				out = utf8.AppendRune(out, r)
 				continue
 			default:
-				return "", false
+				return nil, false
 			}
 			i += 2
 		case c < utf8.RuneSelf:
