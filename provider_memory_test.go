@@ -322,3 +322,25 @@ func TestMemorySetsRacingShutdown(t *testing.T) {
 		t.Error("Set after Shutdown returned no error")
 	}
 }
+
+// A broken flag answers PARSE_ERROR with its reason on every evaluation,
+// and the message is made once, at load: evaluating it does not allocate.
+func TestBrokenFlagAnswersWithoutAllocating(t *testing.T) {
+	p, err := NewProvider(WithFlags([]byte(brokenDefault)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Shutdown)
+	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	d := p.StringEvaluation(ctx, "color", "blue", nil)
+	if d.Value != "blue" || d.Reason != openfeature.ErrorReason || d.ResolutionError.Error() == "" ||
+		!strings.Contains(d.ResolutionError.Error(), "PARSE_ERROR") || !strings.Contains(d.ResolutionError.Error(), `"green"`) {
+		t.Fatalf("broken flag: %+v (%v)", d, d.ResolutionError)
+	}
+	if n := testing.AllocsPerRun(100, func() { p.StringEvaluation(ctx, "color", "blue", nil) }); n != 0 {
+		t.Errorf("a broken flag's evaluation allocates %v times", n)
+	}
+}

@@ -43,12 +43,19 @@ type Error struct {
 	Flag string // the flag key, when the error concerns one flag
 	Msg  string
 	Err  error // the underlying cause, if any
+
+	// text is the message made once, for the error of a broken flag, which
+	// every evaluation of the flag answers; the fields do not change after.
+	text string
 }
 
 // Error names the flag, then says what went wrong. The provider asks every
 // failed evaluation for its message, so it is built in one buffer of the
 // right size rather than through fmt.
 func (e *Error) Error() string {
+	if e.text != "" {
+		return e.text
+	}
 	var cause string
 	if e.Err != nil {
 		cause = e.Err.Error()

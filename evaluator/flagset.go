@@ -379,6 +379,7 @@ func (l *loader) compileFlag(key string, raw any, setMeta map[string]any) *flag 
 
 func (f *flag) breakWith(err error) *flag {
 	f.broken = &Error{Code: CodeParseError, Flag: f.key, Err: err}
+	f.broken.text = f.broken.Error()
 	return f
 }
 
