@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"encoding/json"
+	"runtime"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -32,6 +33,10 @@ type fastDecoder struct {
 	stack  []any          // elements of the arrays and objects being built
 	keys   []string
 	refs   bool // some object has a "$ref" key
+
+	// A "flags" object of wideMin bytes or more is decoded by up to
+	// workers goroutines (see parallelObject).
+	wideMin, workers int
 }
 
 const internMax = 32
@@ -39,7 +44,14 @@ const internMax = 32
 // decodeFast parses data, reporting ok=false for anything encoding/json
 // might not accept exactly so.
 func decodeFast(data []byte) (v any, refs, ok bool) {
-	d := fastDecoder{data: data, intern: make(map[string]any, 64), nums: make(map[string]any, 16)}
+	return decodeFastWide(data, parallelDecodeMin, min(runtime.GOMAXPROCS(0), maxDecodeWorkers))
+}
+
+// decodeFastWide is decodeFast with the parallel decoding of a large
+// "flags" object set as given.
+func decodeFastWide(data []byte, wideMin, workers int) (v any, refs, ok bool) {
+	d := fastDecoder{data: data, intern: make(map[string]any, 64), nums: make(map[string]any, 16),
+		wideMin: wideMin, workers: workers}
 	v, ok = d.value()
 	if !ok {
 		return nil, false, false
@@ -124,7 +136,12 @@ func (d *fastDecoder) object() (any, bool) {
 			return nil, false
 		}
 		d.pos++
-		v, ok := d.value()
+		var v any
+		if d.depth == 1 && k == "flags" && d.wideObjectAhead() {
+			v, ok = d.parallelObject()
+		} else {
+			v, ok = d.value()
+		}
 		if !ok {
 			return nil, false
 		}

@@ -93,17 +93,73 @@ func FuzzDecodeFast(f *testing.F) {
 	for _, s := range append(append([]string{}, jsonValid...), jsonInvalid...) {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		got, _, ok := decodeFast(data)
-		if !ok {
-			return
-		}
-		want, wantOK := stdDecode(data)
+	for _, s := range wideDocs {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkDecodeFast)
+}
+
+// checkDecodeFast checks the fast decoder, sequential and with a "flags"
+// object of any size decoded in parallel, against encoding/json.
+func checkDecodeFast(t *testing.T, data []byte) {
+	got, refs, ok := decodeFast(data)
+	wide, wideRefs, wideOK := decodeFastWide(data, 0, 3)
+	want, wantOK := stdDecode(data)
+	if ok {
 		if !wantOK {
 			t.Fatalf("fast decoder accepts %q, encoding/json does not", data)
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q: fast %#v, encoding/json %#v", data, got, want)
 		}
-	})
+	}
+	if wideOK {
+		if !wantOK {
+			t.Fatalf("parallel decoding accepts %q, encoding/json does not", data)
+		}
+		if !reflect.DeepEqual(wide, want) {
+			t.Fatalf("%q: parallel %#v, encoding/json %#v", data, wide, want)
+		}
+	}
+	if ok && wideOK && refs != wideRefs {
+		t.Fatalf("%q: $ref seen %v sequentially, %v in parallel", data, refs, wideRefs)
+	}
+	if ok != wideOK {
+		t.Fatalf("%q: accepted %v sequentially, %v in parallel", data, ok, wideOK)
+	}
+}
+
+// wideDocs are documents whose "flags" object is split into runs, with
+// what could mislead the split: braces, commas and quotes inside strings,
+// escaped keys, a $ref, a repeated key in different runs, members after
+// "flags", and malformed objects.
+var wideDocs = []string{
+	`{"flags": {"a": 1, "b": {"x": [1, 2, {"y": "}"}]}, "c\"d": ",", "e": "\\", "f": {"$ref": "r"}, "a": 2}, "metadata": {"k": 1}}`,
+	`{"flags": {}, "x": 1}`,
+	`{"flags": { "a" : { } , "b" : [ ] , "c" : "{[" , "d" : null }}`,
+	`{"flags": {"a": 1,}}`,
+	`{"flags": {"a": 1, "b": 2, "c": 3,}}`,
+	`{"flags": {"a": 1, "b": "2`,
+	`{"flags": {"a": 1, "b": "2\`,
+	`{"flags": {, "a": 1}}`,
+	`{"flags": {"a": 1 "b": 2}}`,
+	`{"flags": {"a": 1, "b": 2}`,
+	`{"flags": {]"a": 1}}`,
+	`{"flags": {"a": }, "b": 1}}`,
+	`{"flags": {"a": 1}, "flags": {"b": 2, "c": 3, "d": 4}}`,
+}
+
+func TestParallelDecoding(t *testing.T) {
+	for _, s := range wideDocs {
+		checkDecodeFast(t, []byte(s))
+	}
+	// A document of thousands of flags, in every number of runs.
+	doc := bigDocument(3000, "object")
+	want, _ := stdDecode(doc)
+	for workers := 2; workers <= 5; workers++ {
+		got, refs, ok := decodeFastWide(doc, 0, workers)
+		if !ok || !refs || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%d runs: ok %v, $ref seen %v, same value %v", workers, ok, refs, reflect.DeepEqual(got, want))
+		}
+	}
 }
