@@ -108,8 +108,8 @@ func WithClock(now func() time.Time) Option {
 // is not a flag set is an error (*SyntaxError, *DocumentError). A problem
 // confined to one flag only breaks that flag, unless WithStrict was given,
 // in which case the error is a *ValidationError. A set of thousands of
-// flags is compiled on up to four goroutines (no more than GOMAXPROCS), all
-// of which have ended when Load returns.
+// flags is decoded and compiled on up to four goroutines (no more than
+// GOMAXPROCS), all of which have ended when Load returns.
 func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 	cfg := config{
 		version: fractional.V2,
