@@ -106,6 +106,34 @@ func (d *fastDecoder) literal(word string) bool {
 	return true
 }
 
+// member reads one `"key": value` of an object, spaces before it included.
+func (d *fastDecoder) member() (string, any, bool) {
+	d.space()
+	if d.pos >= len(d.data) || d.data[d.pos] != '"' {
+		return "", nil, false
+	}
+	kv, ok := d.str()
+	if !ok {
+		return "", nil, false
+	}
+	k := kv.(string)
+	if k == "$ref" {
+		d.refs = true
+	}
+	d.space()
+	if d.pos >= len(d.data) || d.data[d.pos] != ':' {
+		return "", nil, false
+	}
+	d.pos++
+	var v any
+	if d.depth == 1 && k == "flags" && d.wideObjectAhead() {
+		v, ok = d.parallelObject()
+	} else {
+		v, ok = d.value()
+	}
+	return k, v, ok
+}
+
 func (d *fastDecoder) object() (any, bool) {
 	if d.depth++; d.depth > maxJSONDepth {
 		return nil, false
@@ -119,29 +147,7 @@ func (d *fastDecoder) object() (any, bool) {
 		return map[string]any{}, true
 	}
 	for {
-		d.space()
-		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
-			return nil, false
-		}
-		kv, ok := d.str()
-		if !ok {
-			return nil, false
-		}
-		k := kv.(string)
-		if k == "$ref" {
-			d.refs = true
-		}
-		d.space()
-		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
-			return nil, false
-		}
-		d.pos++
-		var v any
-		if d.depth == 1 && k == "flags" && d.wideObjectAhead() {
-			v, ok = d.parallelObject()
-		} else {
-			v, ok = d.value()
-		}
+		k, v, ok := d.member()
 		if !ok {
 			return nil, false
 		}

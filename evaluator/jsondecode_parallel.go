@@ -80,23 +80,7 @@ func (d *fastDecoder) members() (keys []string, vals []any, ok bool) {
 		if d.pos == len(d.data) {
 			return keys, vals, len(keys) > 0
 		}
-		if d.data[d.pos] != '"' {
-			return nil, nil, false
-		}
-		kv, ok := d.str()
-		if !ok {
-			return nil, nil, false
-		}
-		k := kv.(string)
-		if k == "$ref" {
-			d.refs = true
-		}
-		d.space()
-		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
-			return nil, nil, false
-		}
-		d.pos++
-		v, ok := d.value()
+		k, v, ok := d.member()
 		if !ok {
 			return nil, nil, false
 		}
