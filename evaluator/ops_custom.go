@@ -143,7 +143,6 @@ type fracSpec struct {
 	table     *fractional.Table // nil when every weight is zero: always null
 	variants  []value
 	exprs     []*node // per bucket, the variant's expression; nil when variants holds it
-	computed  bool    // some variant is an expression
 	exprCount int     // how many variants are expressions
 	// tk reads the targeting key when there is no bucketing expression, as
 	// a var would, so that a rule that also reads it looks it up once.
@@ -235,10 +234,10 @@ func precomputeFractional(n *node, at *loc) (*fracSpec, error) {
 	if exprs > maxComputedVariants {
 		return nil, nil
 	}
-	spec.computed, spec.exprCount = exprs > 0, exprs
+	spec.exprCount = exprs
 	table, err := fractional.NewTable(weights)
 	if err != nil && !errors.Is(err, fractional.ErrNoWeight) {
-		if spec.computed {
+		if spec.exprCount > 0 {
 			// The general path answers null for such weights at
 			// evaluation, and a rule written with expressions keeps that.
 			return nil, nil
@@ -261,7 +260,7 @@ func (e *env) fractional(n *node) value {
 			// on the stack, which is zeroed on every call: only as large a
 			// one as the rule needs.
 			switch {
-			case !spec.computed:
+			case spec.exprCount == 0:
 				i := e.pickBucket(spec, by)
 				if i < 0 {
 					return null
