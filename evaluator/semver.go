@@ -22,26 +22,57 @@ func parseVersion(s string) (version, bool) {
 
 // parseVersionInto is parseVersion writing into v, which evaluation keeps
 // on its stack: a version is too large to come back from a call in
-// registers.
+// registers. The parts are written one by one, since a version built whole
+// is copied in wide moves that stall on the stores just made.
 func parseVersionInto(s string, v *version) bool {
 	if len(s) > 0 && (s[0] == 'v' || s[0] == 'V') {
 		s = s[1:]
 	}
-	// Most versions are plain numbers and dots: one pass reads them. The
-	// parts are written one by one: a version built whole is copied in
-	// wide moves that stall on the stores just made.
-	v.major, v.minor, v.patch, v.pre = "0", "0", "0", nil
-	count, start := 0, 0
-	for i := 0; i <= len(s); i++ {
+	v.pre = nil
+	end, count, ok := parseCore(s, v)
+	if !ok {
+		return false
+	}
+	if end == len(s) {
+		return true // most versions: plain numbers and dots
+	}
+	// A prerelease or build part needs all three numbers.
+	if count != 3 {
+		return false
+	}
+	rest, build := s[end:], ""
+	if i := strings.IndexByte(rest, '+'); i >= 0 {
+		rest, build = rest[:i], rest[i+1:]
+		if !validIdents(build, false) {
+			return false
+		}
+	}
+	if rest != "" { // "-PRERELEASE"
+		if !validIdents(rest[1:], true) {
+			return false
+		}
+		v.pre = strings.Split(rest[1:], ".")
+	}
+	return true
+}
+
+// parseCore reads MAJOR[.MINOR[.PATCH]] from the start of s into v, in one
+// pass, up to the end of s or a '-' or '+'. Missing parts are zero. end is
+// where it stopped, count how many numbers it read.
+func parseCore(s string, v *version) (end, count int, ok bool) {
+	v.major, v.minor, v.patch = "0", "0", "0"
+	start := 0
+	for i := 0; ; i++ {
 		if i < len(s) {
 			if c := s[i]; c >= '0' && c <= '9' {
 				continue
-			} else if c != '.' {
-				return parseFullVersion(s, v)
+			} else if c != '.' && c != '-' && c != '+' {
+				return 0, 0, false
 			}
 		}
-		if count == 3 || !validNumber(s[start:i]) {
-			return false
+		// Only digits are behind: the number needs one, and no leading zero.
+		if count == 3 || i == start || (i-start > 1 && s[start] == '0') {
+			return 0, 0, false
 		}
 		switch count {
 		case 0:
@@ -52,62 +83,11 @@ func parseVersionInto(s string, v *version) bool {
 			v.patch = s[start:i]
 		}
 		count++
+		if i == len(s) || s[i] != '.' {
+			return i, count, true
+		}
 		start = i + 1
 	}
-	return true
-}
-
-// parseFullVersion is parseVersionInto for versions with a prerelease or
-// build part (or characters that make them invalid).
-func parseFullVersion(s string, v *version) bool {
-	core, pre := s, ""
-	hasPre, hasBuild := false, false
-	if i := strings.IndexByte(core, '+'); i >= 0 {
-		if !validIdents(core[i+1:], false) {
-			return false
-		}
-		core, hasBuild = core[:i], true
-	}
-	if i := strings.IndexByte(core, '-'); i >= 0 {
-		core, pre, hasPre = core[:i], core[i+1:], true
-	}
-	nums := [3]string{"0", "0", "0"}
-	count, start := 0, 0
-	for i := 0; i <= len(core); i++ {
-		if i < len(core) && core[i] != '.' {
-			continue
-		}
-		if count == 3 || !validNumber(core[start:i]) {
-			return false
-		}
-		nums[count] = core[start:i]
-		count++
-		start = i + 1
-	}
-	if (hasPre || hasBuild) && count != 3 {
-		return false
-	}
-	*v = version{major: nums[0], minor: nums[1], patch: nums[2]}
-	if hasPre {
-		if !validIdents(pre, true) {
-			return false
-		}
-		v.pre = strings.Split(pre, ".")
-	}
-	return true
-}
-
-// validNumber is a non-empty run of digits without a leading zero.
-func validNumber(s string) bool {
-	if s == "" || (len(s) > 1 && s[0] == '0') {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // validIdents checks dot-separated identifiers of [0-9A-Za-z-]; numeric

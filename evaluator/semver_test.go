@@ -1,7 +1,9 @@
 package evaluator
 
 import (
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -82,18 +84,47 @@ func TestSemverOperators(t *testing.T) {
 	}
 }
 
-// The one-pass reading of plain versions agrees with the full parser on
-// every string of digits and dots up to seven characters long.
-func TestPlainVersionsAsFull(t *testing.T) {
-	alphabet := []byte("019.")
+// versionGrammar is Semantic Versioning 2.0.0's own regular expression
+// (semver.org), widened as flagd reads versions: an optional leading v,
+// and MINOR and PATCH optional when there is no prerelease or build part.
+var versionGrammar = regexp.MustCompile(`^[vV]?(?:` +
+	`(0|[1-9]\d*)(?:\.(0|[1-9]\d*)(?:\.(0|[1-9]\d*))?)?` + `|` +
+	`(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)` +
+	`(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?` +
+	`(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?)$`)
+
+// The parser accepts exactly what the grammar does, with the same parts,
+// for every string of up to seven characters over an alphabet that has all
+// the grammar's kinds of character.
+func TestParseVersionAgainstGrammar(t *testing.T) {
+	alphabet := []byte("01.-+av")
 	var walk func(prefix []byte)
 	walk = func(prefix []byte) {
-		for _, lead := range []string{"", "v"} {
-			s := lead + string(prefix)
-			var fast, full version
-			okFast, okFull := parseVersionInto(s, &fast), parseFullVersion(s[len(lead):], &full)
-			if okFast != okFull || (okFast && fast.compare(&full) != 0) {
-				t.Errorf("%q: one pass %+v %v, full %+v %v", s, fast, okFast, full, okFull)
+		s := string(prefix)
+		var got version
+		ok := parseVersionInto(s, &got)
+		m := versionGrammar.FindStringSubmatch(s)
+		if ok != (m != nil) {
+			t.Fatalf("%q: parsed %v, grammar %v", s, ok, m != nil)
+		}
+		if ok {
+			want := version{major: "0", minor: "0", patch: "0"}
+			if m[4] != "" {
+				want.major, want.minor, want.patch = m[4], m[5], m[6]
+				if m[7] != "" {
+					want.pre = strings.Split(m[7], ".")
+				}
+			} else {
+				want.major = m[1]
+				if m[2] != "" {
+					want.minor = m[2]
+				}
+				if m[3] != "" {
+					want.patch = m[3]
+				}
+			}
+			if got.major != want.major || got.minor != want.minor || got.patch != want.patch || !slices.Equal(got.pre, want.pre) {
+				t.Fatalf("%q: %+v, want %+v", s, got, want)
 			}
 		}
 		if len(prefix) == 7 {
