@@ -153,16 +153,11 @@ func (d *fastDecoder) object() (any, bool) {
 		}
 		d.keys = append(d.keys, k)
 		d.stack = append(d.stack, v)
-		d.space()
-		if d.pos >= len(d.data) {
+		more, ok := d.after('}')
+		if !ok {
 			return nil, false
 		}
-		switch d.data[d.pos] {
-		case ',':
-			d.pos++
-			continue
-		case '}':
-			d.pos++
+		if !more {
 			m := make(map[string]any, len(d.keys)-kbase)
 			for i, k := range d.keys[kbase:] {
 				m[k] = d.stack[base+i] // a repeated key: the last wins, as in encoding/json
@@ -171,8 +166,25 @@ func (d *fastDecoder) object() (any, bool) {
 			d.stack, d.keys = d.stack[:base], d.keys[:kbase]
 			return m, true
 		}
-		return nil, false
 	}
+}
+
+// after reads what follows an element of an object or an array: a comma
+// (more reports it) or the closing byte.
+func (d *fastDecoder) after(closing byte) (more, ok bool) {
+	d.space()
+	if d.pos >= len(d.data) {
+		return false, false
+	}
+	switch d.data[d.pos] {
+	case ',':
+		d.pos++
+		return true, true
+	case closing:
+		d.pos++
+		return false, true
+	}
+	return false, false
 }
 
 func (d *fastDecoder) array() (any, bool) {
@@ -193,23 +205,17 @@ func (d *fastDecoder) array() (any, bool) {
 			return nil, false
 		}
 		d.stack = append(d.stack, v)
-		d.space()
-		if d.pos >= len(d.data) {
+		more, ok := d.after(']')
+		if !ok {
 			return nil, false
 		}
-		switch d.data[d.pos] {
-		case ',':
-			d.pos++
-			continue
-		case ']':
-			d.pos++
+		if !more {
 			a := make([]any, len(d.stack)-base)
 			copy(a, d.stack[base:])
 			clear(d.stack[base:])
 			d.stack = d.stack[:base]
 			return a, true
 		}
-		return nil, false
 	}
 }
 
