@@ -14,23 +14,14 @@ import (
 	"time"
 
 	"github.com/open-feature/go-sdk/openfeature"
-	"go.uber.org/goleak"
 
+	"github.com/flagsnap/flagsnap/internal/leaktest"
 	"github.com/flagsnap/flagsnap/internal/logtest"
 	"github.com/flagsnap/flagsnap/sync"
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	// OpenFeature keeps goroutines for the providers it was given.
-	openfeature.Shutdown()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(leaktest.Run(m))
 }
 
 // fakeSource is a Source the test drives by hand.

@@ -9,23 +9,15 @@ import (
 	"time"
 
 	"github.com/open-feature/go-sdk/openfeature"
-	"go.uber.org/goleak"
 
 	"github.com/flagsnap/flagsnap"
 	"github.com/flagsnap/flagsnap/fractional"
+	"github.com/flagsnap/flagsnap/internal/leaktest"
 	"github.com/flagsnap/flagsnap/sync"
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	openfeature.Shutdown()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			os.Stderr.WriteString("goroutines left behind: " + err.Error() + "\n")
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(leaktest.Run(m))
 }
 
 // pushSource is a source whose flag sets the benchmark pushes itself:

@@ -14,24 +14,15 @@ import (
 	"time"
 
 	"github.com/cucumber/godog"
-	"github.com/open-feature/go-sdk/openfeature"
-	"go.uber.org/goleak"
 
 	"github.com/flagsnap/flagsnap/fractional"
+	"github.com/flagsnap/flagsnap/internal/leaktest"
 )
 
 // TestMain checks, once every run is over and OpenFeature is shut down,
 // that no server, provider, watcher or handler goroutine is left running.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	openfeature.Shutdown()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goroutines left behind: %v\n", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(leaktest.Run(m))
 }
 
 // versionExclusions are scenarios whose expectations hold for some

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/flagsnap/flagsnap/internal/leaktest"
 )
 
 // binDir holds the command built once for the end-to-end tests.
@@ -26,22 +26,9 @@ func TestMain(m *testing.M) {
 	code := 0
 	func() {
 		defer os.RemoveAll(dir)
-		code = goleakRun(m)
+		code = leaktest.Run(m)
 	}()
 	os.Exit(code)
-}
-
-// goleakRun runs the tests and fails the run if a test left a goroutine
-// behind (a watcher, a server, a provider).
-func goleakRun(m *testing.M) int {
-	code := m.Run()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			os.Stderr.WriteString("goroutines left behind: " + err.Error() + "\n")
-			return 1
-		}
-	}
-	return code
 }
 
 // wait bounds every blocking step of a test.
