@@ -119,26 +119,19 @@ func fill(d *openfeature.ProviderResolutionDetail, reason evaluator.Reason, err 
 //
 //go:noinline
 func fillError(d *openfeature.ProviderResolutionDetail, err *evaluator.Error) {
-	if err.Code == evaluator.CodeFlagNotFound {
-		// Copied from memory rather than returned through registers, which
-		// the compiler stores in words and reloads in wider moves, a stall
-		// that cost a missing flag a sixth of its time.
-		d.ResolutionError = flagNotFound
-		return
-	}
-	d.ResolutionError = resolutionError(err)
-}
-
-func resolutionError(err *evaluator.Error) openfeature.ResolutionError {
 	switch err.Code {
 	case evaluator.CodeFlagNotFound:
 		// One shared error: an application asking for a missing flag does
 		// so on every evaluation, and OpenFeature names the flag itself.
-		return flagNotFound
+		// It is copied from memory straight into d: returned through
+		// registers, it was stored in words and reloaded in wider moves, a
+		// stall that cost a missing flag a sixth of its time.
+		d.ResolutionError = flagNotFound
 	case evaluator.CodeParseError:
-		return openfeature.NewParseErrorResolutionError(err.Error(), err)
+		d.ResolutionError = openfeature.NewParseErrorResolutionError(err.Error(), err)
 	case evaluator.CodeTypeMismatch:
-		return openfeature.NewTypeMismatchResolutionError(err.Error())
+		d.ResolutionError = openfeature.NewTypeMismatchResolutionError(err.Error())
+	default:
+		d.ResolutionError = openfeature.NewGeneralResolutionError(err.Error(), err)
 	}
-	return openfeature.NewGeneralResolutionError(err.Error(), err)
 }
