@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/flagsnap/flagsnap/fractional"
 )
 
 // resolutionDoc has a flag for every row of the resolution table.
@@ -518,5 +520,20 @@ func TestFractionalSharesTargetingKey(t *testing.T) {
 	}
 	if !seen["a"] || !seen["b"] {
 		t.Errorf("variants chosen: %v, want a and b", seen)
+	}
+	// The bucket is chosen from the remembered key, not from a lookup of
+	// its own: with a key remembered that the context does not hold, the
+	// bucket is that key's.
+	f := shared.flags["f"]
+	tk := f.rule.frac.tk
+	for i := range 50 {
+		key, remembered := "user-"+strconv.Itoa(i), "user-"+strconv.Itoa(i+1000)
+		var e env
+		e.fs, e.f, e.ctx, e.cur.k = shared, f, map[string]any{"targetingKey": key}, kRoot
+		e.memo[tk.memoIdx], e.have = remembered, tk.memoBit
+		h, ok := e.bucketHash(false, null, tk)
+		if want := fractional.HashDefault(shared.version, "f", remembered); !ok || h != want {
+			t.Fatalf("%s remembered as %s: hash %d %v, want %d", key, remembered, h, ok, want)
+		}
 	}
 }
