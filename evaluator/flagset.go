@@ -212,8 +212,8 @@ const maxLoadWorkers = 4
 // indexed as defs.
 func (l *loader) compileAll(defs []flagDef, setMeta map[string]any) []*flag {
 	out := make([]*flag, len(defs))
-	workers := min(runtime.GOMAXPROCS(0), maxLoadWorkers, len(defs)/max(parallelLoadMin/2, 1))
-	if len(defs) < parallelLoadMin || workers < 2 {
+	workers := loadWorkers(len(defs))
+	if workers < 2 {
 		l.compileRange(defs, setMeta, out, 0, len(defs))
 		return out
 	}
@@ -231,6 +231,14 @@ func (l *loader) compileAll(defs []flagDef, setMeta map[string]any) []*flag {
 		l.warnings = append(l.warnings, subs[i].warnings...)
 	}
 	return out
+}
+
+// loadWorkers is how many goroutines compile n flags.
+func loadWorkers(n int) int {
+	if n < parallelLoadMin {
+		return 1
+	}
+	return max(1, min(runtime.GOMAXPROCS(0), maxLoadWorkers, n/max(parallelLoadMin/2, 1)))
 }
 
 func (l *loader) compileRange(defs []flagDef, setMeta map[string]any, out []*flag, lo, hi int) {

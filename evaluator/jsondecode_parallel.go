@@ -125,7 +125,7 @@ func splitMembers(data []byte, open, n int) (splits []int, end int, ok bool) {
 					splits = append(splits, p)
 				case p >= next && len(splits) < n:
 					splits = append(splits, p)
-					next = open + (len(splits)+1)*size/n
+					next = open + len(splits)*size/n
 				}
 			}
 			// Skip the string; a backslash escapes the byte after it.

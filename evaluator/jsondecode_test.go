@@ -156,6 +156,10 @@ func TestParallelDecoding(t *testing.T) {
 	// A document of thousands of flags, in every number of runs.
 	doc := bigDocument(3000, "object")
 	want, _ := stdDecode(doc)
+	open := bytes.Index(doc, []byte(`"flags": {`)) + len(`"flags": `)
+	if splits, _, ok := splitMembers(doc, open, 3); !ok || len(splits) != 3 {
+		t.Fatalf("the flags are split into %d runs (%v), want 3", len(splits), ok)
+	}
 	for workers := 2; workers <= 5; workers++ {
 		got, refs, ok := decodeFastWide(doc, 0, workers)
 		if !ok || !refs || !reflect.DeepEqual(got, want) {
