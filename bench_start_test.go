@@ -7,7 +7,7 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 
 	"github.com/flagsnap/flagsnap/evaluator"
-	"github.com/flagsnap/flagsnap/sync"
+	"github.com/flagsnap/flagsnap/source"
 )
 
 // fiveFlags is a small but ordinary flag set: a static flag, targeting on
@@ -30,7 +30,7 @@ var fiveFlags = []byte(`{
 // BenchmarkStartFromMemory measures what a test pays for a provider of its
 // own: construction from an in-memory flag set, Init, the first
 // evaluation, and the Shutdown that stops its goroutines again. WithFlags
-// compiles the flags once; a sync.Memory, which a test can Set, checks
+// compiles the flags once; a source.Memory, which a test can Set, checks
 // them when it is built and the provider compiles them at Init.
 func BenchmarkStartFromMemory(b *testing.B) {
 	ctx := context.Background()
@@ -62,7 +62,7 @@ func BenchmarkStartFromMemory(b *testing.B) {
 	})
 	b.Run("Memory", func(b *testing.B) {
 		start(b, func() (Option, error) {
-			m, err := sync.NewMemory(fiveFlags)
+			m, err := source.NewMemory(fiveFlags)
 			return WithSource(m), err
 		})
 	})

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/flagsnap/flagsnap/evaluator"
-	"github.com/flagsnap/flagsnap/sync"
+	"github.com/flagsnap/flagsnap/source"
 )
 
 // cacheEntry is the content of the cache file: the last accepted flag
@@ -22,7 +22,7 @@ type cacheEntry struct {
 // writeCache stores an accepted flag set. The file is replaced atomically
 // (a temporary file in the same directory, synced, then renamed), so a
 // crash never leaves half a cache behind.
-func writeCache(path string, u sync.Update) error {
+func writeCache(path string, u source.Update) error {
 	b, err := json.Marshal(cacheEntry{Flags: string(u.Flags), SyncContext: u.SyncContext, Origin: u.Origin})
 	if err != nil {
 		return err

@@ -2,7 +2,7 @@
 // definitions in-process.
 //
 // The provider takes its flags from a watched file ([WithFile]) or any
-// [sync.Source] ([WithSource]), compiles each flag set once (see package
+// [source.Source] ([WithSource]), compiles each flag set once (see package
 // evaluator) and swaps it in atomically; evaluations read the snapshot in
 // force without locks or network calls. Bucketing with flagd's fractional
 // operator is identical to every other flagd provider in the same
@@ -15,6 +15,6 @@
 // CONFIGURATION_CHANGED when it comes back. A flag set that cannot be
 // parsed is reported with an ERROR event and the flags in force stay.
 //
-// [sync.Source]: https://pkg.go.dev/github.com/flagsnap/flagsnap/sync#Source
+// [source.Source]: https://pkg.go.dev/github.com/flagsnap/flagsnap/source#Source
 // [fractional.Version]: https://pkg.go.dev/github.com/flagsnap/flagsnap/fractional#Version
 package flagsnap

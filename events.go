@@ -2,7 +2,7 @@ package flagsnap
 
 import (
 	"context"
-	stdsync "sync"
+	"sync"
 
 	"github.com/open-feature/go-sdk/openfeature"
 )
@@ -18,7 +18,7 @@ type emitter struct {
 	out  chan openfeature.Event
 	wake chan struct{}
 
-	mu     stdsync.Mutex
+	mu     sync.Mutex
 	queue  []openfeature.Event
 	closed bool
 }

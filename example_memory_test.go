@@ -8,7 +8,7 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 
 	"github.com/flagsnap/flagsnap"
-	"github.com/flagsnap/flagsnap/sync"
+	"github.com/flagsnap/flagsnap/source"
 )
 
 // Flags from memory: no file to write, and Init returns as soon as they
@@ -34,7 +34,7 @@ func ExampleWithFlags() {
 // returns, the provider serves the new flags, and a document it rejects is
 // Set's error, with the flags in force kept.
 func Example_memorySource() {
-	flags, err := sync.NewMemory([]byte(`{"flags": {
+	flags, err := source.NewMemory([]byte(`{"flags": {
 	  "banner-color": {"state": "ENABLED", "variants": {"red": "red", "blue": "blue"}, "defaultVariant": "blue"}
 	}}`))
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/flagsnap/flagsnap/evaluator"
-	"github.com/flagsnap/flagsnap/sync"
+	"github.com/flagsnap/flagsnap/source"
 )
 
 // fixedFlags is the source of WithFlags: a flag document compiled once by
@@ -12,7 +12,7 @@ import (
 // for or compile on the way.
 type fixedFlags struct {
 	set    *evaluator.FlagSet
-	update sync.Update // what set was compiled from, for the cache file
+	update source.Update // what set was compiled from, for the cache file
 }
 
 func (p *Provider) compileFixed(doc []byte) (*fixedFlags, error) {
@@ -20,13 +20,13 @@ func (p *Provider) compileFixed(doc []byte) (*fixedFlags, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fixedFlags{set: set, update: sync.Update{Flags: doc, Origin: sync.MemoryOrigin}}, nil
+	return &fixedFlags{set: set, update: source.Update{Flags: doc, Origin: source.MemoryOrigin}}, nil
 }
 
 // Run hands the compiled flags to the provider's sink, the only sink it is
 // ever given, and holds them until ctx is done. Unlike other sources it
 // can run again, for an Init after Shutdown.
-func (f *fixedFlags) Run(ctx context.Context, s sync.Sink) error {
+func (f *fixedFlags) Run(ctx context.Context, s source.Sink) error {
 	_ = s.(*sink).put(f.set, f.update)
 	<-ctx.Done()
 	return nil

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/flagsnap/flagsnap/fractional"
-	"github.com/flagsnap/flagsnap/sync"
+	"github.com/flagsnap/flagsnap/source"
 )
 
 // Resolver is how a flagd provider gets its answers, as named in flagd's
@@ -121,7 +121,7 @@ const (
 type config struct {
 	Config
 
-	source      sync.Source
+	source      source.Source
 	flags       []byte // WithFlags' document, compiled by NewProvider
 	enricher    func(map[string]any) map[string]any
 	logger      *slog.Logger
@@ -274,11 +274,11 @@ func WithFilePollInterval(d time.Duration) Option {
 	return durationOption("WithFilePollInterval", d, false, func(c *Config) *time.Duration { return &c.OfflinePollInterval })
 }
 
-// WithSource reads the flags from any implementation of sync.Source,
+// WithSource reads the flags from any implementation of source.Source,
 // whatever the resolver. The provider runs the source once: after Shutdown,
 // Init fails with PROVIDER_FATAL, where the file and gRPC sources are built
 // anew for every Init.
-func WithSource(s sync.Source) Option {
+func WithSource(s source.Source) Option {
 	return func(c *config) {
 		if s == nil {
 			c.fail("WithSource: the source is nil")
@@ -293,7 +293,7 @@ func WithSource(s sync.Source) Option {
 // flags themselves. NewProvider compiles it with the provider's options,
 // so a document that does not load is its error, and Init has nothing
 // left to wait for. To change the flags later, give WithSource a
-// sync.Memory instead and call its Set. WithFlags and WithSource replace
+// source.Memory instead and call its Set. WithFlags and WithSource replace
 // each other: the last one given wins.
 func WithFlags(doc []byte) Option {
 	return func(c *config) {

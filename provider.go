@@ -9,7 +9,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	stdsync "sync"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/flagsnap/flagsnap/evaluator"
-	"github.com/flagsnap/flagsnap/sync"
+	"github.com/flagsnap/flagsnap/source"
 )
 
 // Name is the provider's name in OpenFeature metadata and events.
@@ -34,7 +34,7 @@ type Provider struct {
 	events     *emitter
 	fixed      *fixedFlags // the flags of WithFlags, compiled by NewProvider
 
-	mu  stdsync.Mutex // guards run and sourceRan across Init and Shutdown
+	mu  sync.Mutex // guards run and sourceRan across Init and Shutdown
 	run *run
 	// sourceRan is set once a source given with WithSource has been
 	// started: a Source runs at most once, so it cannot serve a second Init.
@@ -179,7 +179,7 @@ func (p *Provider) ShutdownWithContext(ctx context.Context) error {
 	return r.stop(ctx)
 }
 
-func (p *Provider) newSource() (sync.Source, error) {
+func (p *Provider) newSource() (source.Source, error) {
 	c := &p.cfg
 	switch {
 	case c.source != nil:
@@ -187,9 +187,9 @@ func (p *Provider) newSource() (sync.Source, error) {
 	case p.fixed != nil:
 		return p.fixed, nil
 	case c.Resolver == ResolverFile:
-		return sync.NewFile(sync.FileConfig{Path: c.OfflineFlagSourcePath, PollInterval: c.OfflinePollInterval, Logger: c.logger})
+		return source.NewFile(source.FileConfig{Path: c.OfflineFlagSourcePath, PollInterval: c.OfflinePollInterval, Logger: c.logger})
 	}
-	return sync.NewGRPC(sync.GRPCConfig{
+	return source.NewGRPC(source.GRPCConfig{
 		Host:             c.Host,
 		Port:             c.Port,
 		TargetURI:        c.TargetURI,
@@ -215,7 +215,7 @@ type run struct {
 	p      *Provider
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     stdsync.WaitGroup
+	wg     sync.WaitGroup
 	kick   chan struct{} // wakes the supervisor after a state change
 
 	ready    chan struct{} // closed once flags are served: see markReady
@@ -230,7 +230,7 @@ type run struct {
 		syncCtx map[string]any
 	}
 
-	mu        stdsync.Mutex
+	mu        sync.Mutex
 	state     state
 	readyDone bool // ready is closed
 	lastErr   error
@@ -247,7 +247,7 @@ const (
 	stateInitError // Init gave up before the first flag set
 )
 
-func (p *Provider) start(src sync.Source) *run {
+func (p *Provider) start(src source.Source) *run {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &run{
 		p: p, ctx: ctx, cancel: cancel,
@@ -416,17 +416,17 @@ func errText(err error) string {
 // sink is how a source reaches a run.
 type sink run
 
-var _ sync.Acceptor = (*sink)(nil)
+var _ source.Acceptor = (*sink)(nil)
 
 // errShutDown is the verdict on flags that arrive after Shutdown.
 var errShutDown = errors.New("flagsnap: the provider has shut down")
 
-func (s *sink) Update(u sync.Update) { _ = s.Accept(u) }
+func (s *sink) Update(u source.Update) { _ = s.Accept(u) }
 
 // Accept puts the flags in force, or rejects them as Update does, and tells
-// the source which: a source whose caller waits on it (sync.Memory's Set)
+// the source which: a source whose caller waits on it (source.Memory's Set)
 // passes on the provider's own verdict, load options included.
-func (s *sink) Accept(u sync.Update) error {
+func (s *sink) Accept(u source.Update) error {
 	r := (*run)(s)
 	// Polls, reconnects and streams reopened after a graceful end deliver
 	// the flags in force again; recognising them costs a hash instead of
@@ -453,7 +453,7 @@ func (s *sink) Accept(u sync.Update) error {
 }
 
 // put puts set, compiled from u, in force, unless the run has ended.
-func (s *sink) put(set *evaluator.FlagSet, u sync.Update) error {
+func (s *sink) put(set *evaluator.FlagSet, u source.Update) error {
 	r := (*run)(s)
 	p := r.p
 	changes, ok := r.accept(set, u.Origin)

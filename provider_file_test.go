@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	stdsync "sync"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -257,7 +257,7 @@ func TestConcurrentEvaluationsSeeWholeFlagSets(t *testing.T) {
 	}
 	const rewrites = 200
 	var stop atomic.Bool
-	var wg stdsync.WaitGroup
+	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	var evaluations atomic.Int64
 	ctx := context.Background()

@@ -9,7 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	stdsync "sync"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -356,7 +356,7 @@ func TestGRPCSoakRestarts(t *testing.T) {
 	}
 	var stop atomic.Bool
 	var failures, evaluations atomic.Int64
-	var wg stdsync.WaitGroup
+	var wg sync.WaitGroup
 	ctx := context.Background()
 	for range 4 {
 		wg.Add(1)

@@ -10,7 +10,7 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 
 	"github.com/flagsnap/flagsnap/evaluator"
-	"github.com/flagsnap/flagsnap/sync"
+	"github.com/flagsnap/flagsnap/source"
 )
 
 // brokenDefault loads outside strict mode (color answers PARSE_ERROR) and
@@ -22,9 +22,9 @@ const brokenDefault = `{"flags": {
 
 // onMemory returns a provider on a memory source holding flagsV1, already
 // initialised.
-func onMemory(t *testing.T, opts ...Option) (*Provider, *sync.Memory, events) {
+func onMemory(t *testing.T, opts ...Option) (*Provider, *source.Memory, events) {
 	t.Helper()
-	m, err := sync.NewMemory([]byte(flagsV1))
+	m, err := source.NewMemory([]byte(flagsV1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestMemoryLostGoesStaleThenErrorThenReady(t *testing.T) {
 // A memory source lost before Init delivers nothing: Init gives up at its
 // deadline, and Restore brings the flags and READY.
 func TestMemoryLostBeforeInit(t *testing.T) {
-	m, err := sync.NewMemory([]byte(flagsV1))
+	m, err := source.NewMemory([]byte(flagsV1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,9 +284,9 @@ func TestAcceptAfterShutdown(t *testing.T) {
 	p, src, _ := started(t)
 	s := src.sink(t)
 	p.Shutdown()
-	a, ok := s.(sync.Acceptor)
+	a, ok := s.(source.Acceptor)
 	if !ok {
-		t.Fatalf("the provider's sink %T is not a sync.Acceptor", s)
+		t.Fatalf("the provider's sink %T is not a source.Acceptor", s)
 	}
 	if err := a.Accept(update(flagsV2)); !errors.Is(err, errShutDown) {
 		t.Errorf("Accept after Shutdown: %v", err)

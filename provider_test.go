@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	stdsync "sync"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,7 +17,7 @@ import (
 
 	"github.com/flagsnap/flagsnap/internal/leaktest"
 	"github.com/flagsnap/flagsnap/internal/logtest"
-	"github.com/flagsnap/flagsnap/sync"
+	"github.com/flagsnap/flagsnap/source"
 )
 
 func TestMain(m *testing.M) {
@@ -26,17 +26,17 @@ func TestMain(m *testing.M) {
 
 // fakeSource is a Source the test drives by hand.
 type fakeSource struct {
-	sinks   chan sync.Sink
+	sinks   chan source.Sink
 	stopped chan struct{}
 	runs    atomic.Int32
-	stop    stdsync.Once
+	stop    sync.Once
 }
 
 func newFakeSource() *fakeSource {
-	return &fakeSource{sinks: make(chan sync.Sink, 1), stopped: make(chan struct{})}
+	return &fakeSource{sinks: make(chan source.Sink, 1), stopped: make(chan struct{})}
 }
 
-func (f *fakeSource) Run(ctx context.Context, s sync.Sink) error {
+func (f *fakeSource) Run(ctx context.Context, s source.Sink) error {
 	f.runs.Add(1)
 	// A provider that wrongly ran the source twice must fail the test, not
 	// hang it: the first sink may still sit in the buffer.
@@ -50,7 +50,7 @@ func (f *fakeSource) Run(ctx context.Context, s sync.Sink) error {
 }
 
 // sink waits for Run and returns what it was given.
-func (f *fakeSource) sink(t *testing.T) sync.Sink {
+func (f *fakeSource) sink(t *testing.T) source.Sink {
 	t.Helper()
 	select {
 	case s := <-f.sinks:
@@ -77,7 +77,7 @@ const flagsV2 = `{"flags": {
   "limit": {"state": "ENABLED", "variants": {"low": 10, "high": 100}, "defaultVariant": "low"}
 }}`
 
-func update(doc string) sync.Update { return sync.Update{Flags: []byte(doc), Origin: "test"} }
+func update(doc string) source.Update { return source.Update{Flags: []byte(doc), Origin: "test"} }
 
 // events collects a provider's events; next waits for one with a bound.
 type events struct {
@@ -379,7 +379,7 @@ func TestInitAgainAfterTheSourceGaveUp(t *testing.T) {
 // is free to do.
 type quitter struct{}
 
-func (quitter) Run(_ context.Context, s sync.Sink) error {
+func (quitter) Run(_ context.Context, s source.Sink) error {
 	err := errors.New("refused")
 	s.Fatal(err)
 	return err
@@ -443,7 +443,7 @@ func TestEnrichment(t *testing.T) {
 	  "targeting": {"var": "source"}}}}`
 	src := newFakeSource()
 	var seen []map[string]any
-	var mu stdsync.Mutex
+	var mu sync.Mutex
 	// The enricher may hand out the same map every time.
 	appValues := map[string]any{"source": "app", "region": "eu"}
 	p, err := NewProvider(WithSource(src), WithContextEnricher(func(sc map[string]any) map[string]any {
@@ -632,7 +632,7 @@ func TestSameFlagsAgainAreNotCompiledAgain(t *testing.T) {
 		t.Error("the same flags were compiled again")
 	}
 	// With another sync context they are other flags.
-	s.Update(sync.Update{Flags: []byte(flagsV1), SyncContext: map[string]any{"tier": "gold"}, Origin: "test"})
+	s.Update(source.Update{Flags: []byte(flagsV1), SyncContext: map[string]any{"tier": "gold"}, Origin: "test"})
 	if e := ev.next(); e.EventType != openfeature.ProviderConfigChange {
 		t.Fatalf("got %s, want CONFIGURATION_CHANGED for a new sync context", e.EventType)
 	}
@@ -645,7 +645,7 @@ func TestSameFlagsAgainAreNotCompiledAgain(t *testing.T) {
 	if e := ev.next(); e.EventType != openfeature.ProviderStale {
 		t.Fatalf("got %s, want STALE", e.EventType)
 	}
-	s.Update(sync.Update{Flags: []byte(flagsV1), SyncContext: map[string]any{"tier": "gold"}, Origin: "test"})
+	s.Update(source.Update{Flags: []byte(flagsV1), SyncContext: map[string]any{"tier": "gold"}, Origin: "test"})
 	ev.recovered()
 	if p.snap.Load() != withCtx {
 		t.Error("the same flags were compiled again after a loss")

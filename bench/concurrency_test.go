@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/flagsnap/flagsnap/fractional"
-	"github.com/flagsnap/flagsnap/sync"
+	"github.com/flagsnap/flagsnap/source"
 )
 
 // BenchmarkParallel is the C rows: evaluations from every GOMAXPROCS
@@ -40,7 +40,7 @@ func BenchmarkParallel(b *testing.B) {
 							return
 						default:
 						}
-						sink.Update(sync.Update{Flags: docs[i%2], Origin: "bench"})
+						sink.Update(source.Update{Flags: docs[i%2], Origin: "bench"})
 						time.Sleep(100 * time.Microsecond)
 					}
 				}()

@@ -13,7 +13,7 @@ import (
 	"github.com/flagsnap/flagsnap"
 	"github.com/flagsnap/flagsnap/fractional"
 	"github.com/flagsnap/flagsnap/internal/leaktest"
-	"github.com/flagsnap/flagsnap/sync"
+	"github.com/flagsnap/flagsnap/source"
 )
 
 func TestMain(m *testing.M) {
@@ -24,16 +24,16 @@ func TestMain(m *testing.M) {
 // Push returns once the provider has compiled and swapped in the set,
 // which is exactly the work an update costs.
 type pushSource struct {
-	sink  chan sync.Sink
+	sink  chan source.Sink
 	first []byte
 }
 
 func newPushSource(first []byte) *pushSource {
-	return &pushSource{sink: make(chan sync.Sink, 1), first: first}
+	return &pushSource{sink: make(chan source.Sink, 1), first: first}
 }
 
-func (s *pushSource) Run(ctx context.Context, sink sync.Sink) error {
-	sink.Update(sync.Update{Flags: s.first, Origin: "bench"})
+func (s *pushSource) Run(ctx context.Context, sink source.Sink) error {
+	sink.Update(source.Update{Flags: s.first, Origin: "bench"})
 	s.sink <- sink
 	<-ctx.Done()
 	return nil
@@ -41,7 +41,7 @@ func (s *pushSource) Run(ctx context.Context, sink sync.Sink) error {
 
 // provider starts a provider on a push source holding doc and returns it
 // with the sink that updates it.
-func provider(b testing.TB, doc []byte, v fractional.Version) (*flagsnap.Provider, sync.Sink) {
+func provider(b testing.TB, doc []byte, v fractional.Version) (*flagsnap.Provider, source.Sink) {
 	b.Helper()
 	src := newPushSource(doc)
 	// The first load of the largest sets takes longer than the default

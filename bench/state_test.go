@@ -14,7 +14,7 @@ import (
 	"github.com/flagsnap/flagsnap"
 	"github.com/flagsnap/flagsnap/evaluator"
 	"github.com/flagsnap/flagsnap/fractional"
-	"github.com/flagsnap/flagsnap/sync"
+	"github.com/flagsnap/flagsnap/source"
 )
 
 // hugeEnv enables the rows with a million flags, which need minutes and
@@ -45,7 +45,7 @@ func BenchmarkUpdate(b *testing.B) {
 			b.SetBytes(int64(len(docs[0])))
 			i := 0
 			for b.Loop() {
-				sink.Update(sync.Update{Flags: docs[i%2], Origin: "bench"})
+				sink.Update(source.Update{Flags: docs[i%2], Origin: "bench"})
 				i++
 			}
 		})
@@ -56,7 +56,7 @@ func BenchmarkUpdate(b *testing.B) {
 		_, sink := provider(b, doc, fractional.V2)
 		b.ReportAllocs()
 		for b.Loop() {
-			sink.Update(sync.Update{Flags: doc, Origin: "bench"})
+			sink.Update(source.Update{Flags: doc, Origin: "bench"})
 		}
 	})
 	// S5: one flag of 1,000 changed.
@@ -66,7 +66,7 @@ func BenchmarkUpdate(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			sink.Update(sync.Update{Flags: docs[i%2], Origin: "bench"})
+			sink.Update(source.Update{Flags: docs[i%2], Origin: "bench"})
 			i++
 		}
 	})

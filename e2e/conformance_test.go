@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	stdsync "sync"
+	"sync"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -74,7 +74,7 @@ type suiteRun struct {
 	tb      *testbed
 	dirs    *scenarioDirs
 
-	mu       stdsync.Mutex
+	mu       sync.Mutex
 	outcomes []*outcome
 	elapsed  time.Duration
 }

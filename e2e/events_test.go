@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	stdsync "sync"
+	"sync"
 	"time"
 
 	"github.com/open-feature/go-sdk/openfeature"
@@ -23,7 +23,7 @@ var eventTypes = map[string]openfeature.EventType{
 // next wait for that type needs a new one: "ready, then error, then ready
 // again" cannot be satisfied by the first READY.
 type eventLog struct {
-	mu      stdsync.Mutex
+	mu      sync.Mutex
 	wake    chan struct{} // closed and replaced at every event
 	pending map[openfeature.EventType][]openfeature.EventDetails
 	last    map[openfeature.EventType][]openfeature.EventDetails // consumed by the last wait

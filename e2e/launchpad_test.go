@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	stdsync "sync"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -22,14 +22,14 @@ type launchpad struct {
 	path string             // file mode: the flag file
 	file string             // file mode: the selector whose document is in the file
 
-	mu        stdsync.Mutex
+	mu        sync.Mutex
 	sets      map[string][]byte
 	lost      bool
 	restoreAt time.Time
 	failure   error // from a restore that ran in the background
 
 	stopRestore chan struct{}
-	restoring   stdsync.WaitGroup
+	restoring   sync.WaitGroup
 }
 
 type serverSetup struct {

@@ -9,7 +9,7 @@ import (
 	"github.com/open-feature/go-sdk/openfeature/isolated"
 
 	"github.com/flagsnap/flagsnap"
-	"github.com/flagsnap/flagsnap/sync"
+	"github.com/flagsnap/flagsnap/source"
 )
 
 // WaitTimeout bounds how long Lost, Restore and Await wait for the client
@@ -33,7 +33,7 @@ func Client(t testing.TB, doc []byte, opts ...flagsnap.Option) *openfeature.Clie
 // goroutine, as t.Fatal does.
 type Flags struct {
 	t        testing.TB
-	source   *sync.Memory
+	source   *source.Memory
 	provider *flagsnap.Provider
 	api      *openfeature.EvaluationAPI
 	client   *openfeature.Client
@@ -43,7 +43,7 @@ type Flags struct {
 // means to change its flags and to see what it reports.
 func New(t testing.TB, doc []byte, opts ...flagsnap.Option) *Flags {
 	t.Helper()
-	source, err := sync.NewMemory(doc)
+	source, err := source.NewMemory(doc)
 	if err != nil {
 		t.Fatalf("flagsnaptest: %v", err)
 	}
@@ -83,7 +83,7 @@ func (f *Flags) Provider() *flagsnap.Provider { return f.provider }
 // Source is the memory source the provider runs. Its Set returns the
 // provider's verdict on a document rather than failing the test, for tests
 // of what happens when bad flags arrive.
-func (f *Flags) Source() *sync.Memory { return f.source }
+func (f *Flags) Source() *source.Memory { return f.source }
 
 // Set replaces the flags. When it returns, the provider serves the new
 // ones: the next evaluation sees them. A document the provider rejects

@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	gosync "sync"
+	"sync"
 
 	"github.com/flagsnap/flagsnap/evaluator"
-	"github.com/flagsnap/flagsnap/sync"
+	"github.com/flagsnap/flagsnap/source"
 	"github.com/flagsnap/flagsnap/syncserver"
 )
 
@@ -118,10 +118,10 @@ func (c *cmd) serve(ctx context.Context, args []string) int {
 	fmt.Fprintf(out, "serving %s on %s%s\n", files[0].path, srv.Addr(), describeSelectors(files[1:], *certFile != ""))
 
 	watchCtx, stop := context.WithCancel(ctx)
-	var wg gosync.WaitGroup
+	var wg sync.WaitGroup
 	failed := make(chan error, len(files))
 	for _, f := range files {
-		src, err := sync.NewFile(sync.FileConfig{Path: f.path})
+		src, err := source.NewFile(source.FileConfig{Path: f.path})
 		if err != nil {
 			stop()
 			wg.Wait()
@@ -205,7 +205,7 @@ type pusher struct {
 	last []byte
 }
 
-func (p *pusher) Update(u sync.Update) {
+func (p *pusher) Update(u source.Update) {
 	// The first read is what the server already serves, unless the file
 	// changed while serve was starting.
 	if bytes.Equal(u.Flags, p.last) {
@@ -231,7 +231,7 @@ func (p *pusher) Fatal(err error) {
 
 // lockedWriter serialises the lines of the watchers of several files.
 type lockedWriter struct {
-	mu gosync.Mutex
+	mu sync.Mutex
 	w  io.Writer
 }
 

@@ -1,4 +1,4 @@
-// Package sync holds the sources of flag sets: anything that produces
+// Package source holds the sources of flag sets: anything that produces
 // complete flag documents and reports when it loses or regains its origin.
 //
 // [File] watches a flag file and survives the ways files are really
@@ -16,4 +16,4 @@
 //
 // Other sources implement [Source] the same way and can be given to the
 // provider.
-package sync
+package source

@@ -1,10 +1,10 @@
-package sync
+package source
 
 import (
 	"context"
 	"fmt"
 	"slices"
-	stdsync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,7 +81,7 @@ func waitRequests(t *testing.T, srv *syncserver.Server, method string, n int) {
 // attemptCounter records when the source opens a SyncFlags stream, as seen
 // by the client before any gRPC-level retry.
 type attemptCounter struct {
-	mu    stdsync.Mutex
+	mu    sync.Mutex
 	times []time.Time
 }
 

@@ -1,4 +1,4 @@
-package sync_test
+package source_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"log"
 	"time"
 
-	"github.com/flagsnap/flagsnap/sync"
+	"github.com/flagsnap/flagsnap/source"
 	"github.com/flagsnap/flagsnap/syncserver"
 )
 
@@ -18,7 +18,7 @@ type printOnce struct {
 	done   bool
 }
 
-func (p *printOnce) Update(u sync.Update) {
+func (p *printOnce) Update(u source.Update) {
 	if !p.done {
 		p.done = true
 		fmt.Printf("%s\n%v\n", u.Flags, u.SyncContext)
@@ -41,7 +41,7 @@ func ExampleNewGRPC() {
 		log.Fatal(err)
 	}
 
-	src, err := sync.NewGRPC(sync.GRPCConfig{
+	src, err := source.NewGRPC(source.GRPCConfig{
 		Host:       "127.0.0.1",
 		Port:       srv.Port(),
 		ProviderID: "example",

@@ -1,11 +1,11 @@
-package sync
+package source
 
 import (
 	"context"
 	"fmt"
 	"os"
 	"slices"
-	stdsync "sync"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,7 +43,7 @@ func (c call) String() string {
 // recorder is a Sink that remembers its calls and lets a test wait for
 // them. It also notices if it is ever called concurrently.
 type recorder struct {
-	mu     stdsync.Mutex
+	mu     sync.Mutex
 	calls  []call
 	notify chan struct{} // closed and replaced on every call
 
@@ -158,7 +158,7 @@ type running struct {
 	rec    *recorder
 	cancel context.CancelFunc
 	done   chan error
-	once   stdsync.Once
+	once   sync.Once
 }
 
 // runSource runs src until the test ends, then checks that it stopped when

@@ -1,4 +1,4 @@
-package sync_test
+package source_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/flagsnap/flagsnap/sync"
+	"github.com/flagsnap/flagsnap/source"
 )
 
 // firstUpdate prints the first flag set it receives and stops the source.
@@ -18,7 +18,7 @@ type firstUpdate struct {
 	done   bool
 }
 
-func (s *firstUpdate) Update(u sync.Update) {
+func (s *firstUpdate) Update(u source.Update) {
 	if !s.done {
 		s.done = true
 		fmt.Printf("%s\n", u.Flags)
@@ -40,7 +40,7 @@ func ExampleNewFile() {
 		log.Fatal(err)
 	}
 
-	src, err := sync.NewFile(sync.FileConfig{
+	src, err := source.NewFile(source.FileConfig{
 		Path:         path,
 		PollInterval: 10 * time.Second,
 	})

@@ -1,10 +1,10 @@
-package sync
+package source
 
 import (
 	"context"
 	"net"
 	"strings"
-	stdsync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -107,7 +107,7 @@ func TestGRPCGracefulEndThenRefusedIsALoss(t *testing.T) {
 // delivers.
 type stallingServer struct {
 	syncv1grpc.UnimplementedFlagSyncServiceServer
-	mu      stdsync.Mutex
+	mu      sync.Mutex
 	streams int
 }
 

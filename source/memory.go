@@ -1,11 +1,11 @@
-package sync
+package source
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	stdsync "sync"
+	"sync"
 	"sync/atomic"
 
 	"github.com/flagsnap/flagsnap/evaluator"
@@ -38,7 +38,7 @@ type Acceptor interface {
 type Memory struct {
 	started atomic.Bool
 
-	mu      stdsync.Mutex
+	mu      sync.Mutex
 	doc     []byte // the document in force, a copy of the caller's
 	lost    error  // non-nil while a loss is simulated
 	sink    Sink   // set while Run runs
