@@ -34,12 +34,9 @@ func ExampleWithFlags() {
 // returns, the provider serves the new flags, and a document it rejects is
 // Set's error, with the flags in force kept.
 func Example_memorySource() {
-	flags, err := source.NewMemory([]byte(`{"flags": {
+	flags := source.NewMemory([]byte(`{"flags": {
 	  "banner-color": {"state": "ENABLED", "variants": {"red": "red", "blue": "blue"}, "defaultVariant": "blue"}
 	}}`))
-	if err != nil {
-		log.Fatal(err)
-	}
 	provider, err := flagsnap.NewProvider(flagsnap.WithSource(flags))
 	if err != nil {
 		log.Fatal(err)

@@ -33,6 +33,9 @@ type Provider struct {
 	snap       atomic.Pointer[evaluator.FlagSet]
 	events     *emitter
 	fixed      *fixedFlags // the flags of WithFlags, compiled by NewProvider
+	// compiled counts the flag documents compiled, each of which costs a
+	// full load: a document must be compiled once, however it arrives.
+	compiled atomic.Uint64
 
 	mu  sync.Mutex // guards run and sourceRan across Init and Shutdown
 	run *run
@@ -222,7 +225,7 @@ type run struct {
 	fatal    chan struct{} // closed once the source has given up
 	fatalErr error         // the source's last word; set once, under mu
 
-	// last is the update Accept compiled last, to recognise it when it
+	// last is the update Update compiled last, to recognise it when it
 	// comes again; under mu.
 	last struct {
 		set     *evaluator.FlagSet
@@ -416,17 +419,16 @@ func errText(err error) string {
 // sink is how a source reaches a run.
 type sink run
 
-var _ source.Acceptor = (*sink)(nil)
+var _ source.Sink = (*sink)(nil)
 
 // errShutDown is the verdict on flags that arrive after Shutdown.
 var errShutDown = errors.New("flagsnap: the provider has shut down")
 
-func (s *sink) Update(u source.Update) { _ = s.Accept(u) }
-
-// Accept puts the flags in force, or rejects them as Update does, and tells
-// the source which: a source whose caller waits on it (source.Memory's Set)
-// passes on the provider's own verdict, load options included.
-func (s *sink) Accept(u source.Update) error {
+// Update puts the flags in force, or rejects them (reporting it) and keeps
+// the flags in force, and tells the source which: a source whose caller
+// waits on it (source.Memory's Set) passes on the provider's own verdict,
+// load options included.
+func (s *sink) Update(u source.Update) error {
 	r := (*run)(s)
 	// Polls, reconnects and streams reopened after a graceful end deliver
 	// the flags in force again; recognising them costs a hash instead of
@@ -568,6 +570,7 @@ func (s *sink) Fatal(err error) {
 // from the source and from the cache both come through here, so that a
 // cached flag set evaluates exactly as the live one did.
 func (p *Provider) compile(flags []byte, syncCtx map[string]any) (*evaluator.FlagSet, error) {
+	p.compiled.Add(1)
 	set, err := evaluator.Load(flags, p.loadOpts...)
 	if err != nil {
 		return nil, err

@@ -24,10 +24,7 @@ const brokenDefault = `{"flags": {
 // initialised.
 func onMemory(t *testing.T, opts ...Option) (*Provider, *source.Memory, events) {
 	t.Helper()
-	m, err := source.NewMemory([]byte(flagsV1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := source.NewMemory([]byte(flagsV1))
 	p, err := NewProvider(append([]Option{WithSource(m)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -231,11 +228,30 @@ func TestMemoryLostGoesStaleThenErrorThenReady(t *testing.T) {
 
 // A memory source lost before Init delivers nothing: Init gives up at its
 // deadline, and Restore brings the flags and READY.
-func TestMemoryLostBeforeInit(t *testing.T) {
-	m, err := source.NewMemory([]byte(flagsV1))
-	if err != nil {
+// A document set through a memory source is compiled once, by the
+// provider: the source hands on bytes and passes the provider's verdict
+// back, rejected documents included.
+func TestMemorySetCompilesOnce(t *testing.T) {
+	p, m, _ := onMemory(t)
+	if n := p.compiled.Load(); n != 1 {
+		t.Fatalf("%d compilations after Init, want 1", n)
+	}
+	if err := m.Set([]byte(flagsV2)); err != nil {
 		t.Fatal(err)
 	}
+	if n := p.compiled.Load(); n != 2 {
+		t.Errorf("%d compilations after a Set, want 2", n)
+	}
+	if err := m.Set([]byte(`{"flags": [`)); err == nil {
+		t.Fatal("Set of bad JSON returned no error")
+	}
+	if n := p.compiled.Load(); n != 3 {
+		t.Errorf("%d compilations after a rejected Set, want 3", n)
+	}
+}
+
+func TestMemoryLostBeforeInit(t *testing.T) {
+	m := source.NewMemory([]byte(flagsV1))
 	m.Lost(errors.New("unplugged"))
 	p, err := NewProvider(WithSource(m), WithDeadline(20*time.Millisecond))
 	if err != nil {
@@ -280,16 +296,12 @@ func TestMemorySetAfterShutdown(t *testing.T) {
 
 // The provider's verdict on flags that come after Shutdown is an error,
 // whatever the source.
-func TestAcceptAfterShutdown(t *testing.T) {
+func TestUpdateAfterShutdown(t *testing.T) {
 	p, src, _ := started(t)
 	s := src.sink(t)
 	p.Shutdown()
-	a, ok := s.(source.Acceptor)
-	if !ok {
-		t.Fatalf("the provider's sink %T is not a source.Acceptor", s)
-	}
-	if err := a.Accept(update(flagsV2)); !errors.Is(err, errShutDown) {
-		t.Errorf("Accept after Shutdown: %v", err)
+	if err := s.Update(update(flagsV2)); !errors.Is(err, errShutDown) {
+		t.Errorf("Update after Shutdown: %v", err)
 	}
 }
 

@@ -18,12 +18,13 @@ type firstUpdate struct {
 	done   bool
 }
 
-func (s *firstUpdate) Update(u source.Update) {
+func (s *firstUpdate) Update(u source.Update) error {
 	if !s.done {
 		s.done = true
 		fmt.Printf("%s\n", u.Flags)
 		s.cancel()
 	}
+	return nil
 }
 
 func (s *firstUpdate) Lost(err error)  { fmt.Println("lost:", err) }

@@ -157,13 +157,13 @@ type File struct {
 // system: a file that is missing now may appear once Run is watching.
 func NewFile(cfg FileConfig) (*File, error) {
 	if cfg.Path == "" {
-		return nil, errors.New("sync: FileConfig.Path is required")
+		return nil, errors.New("source: FileConfig.Path is required")
 	}
 	if cfg.PollInterval < 0 {
-		return nil, fmt.Errorf("sync: FileConfig.PollInterval must not be negative, got %v", cfg.PollInterval)
+		return nil, fmt.Errorf("source: FileConfig.PollInterval must not be negative, got %v", cfg.PollInterval)
 	}
 	if cfg.Debounce < 0 {
-		return nil, fmt.Errorf("sync: FileConfig.Debounce must not be negative, got %v", cfg.Debounce)
+		return nil, fmt.Errorf("source: FileConfig.Debounce must not be negative, got %v", cfg.Debounce)
 	}
 	f := &File{
 		path:       cfg.Path,
@@ -199,7 +199,7 @@ func (f *File) Path() string { return f.path }
 // Run, which is what keeps the sink's calls ordered and never concurrent.
 func (f *File) Run(ctx context.Context, sink Sink) error {
 	if !f.started.CompareAndSwap(false, true) {
-		return errors.New("sync: File.Run called more than once")
+		return errors.New("source: File.Run called more than once")
 	}
 	if ctx.Err() != nil {
 		return nil

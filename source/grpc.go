@@ -167,7 +167,7 @@ type GRPC struct {
 // does not contact the server: that happens in Run.
 func NewGRPC(cfg GRPCConfig) (*GRPC, error) {
 	if cfg.Port < 0 || cfg.Port > 65535 {
-		return nil, fmt.Errorf("sync: GRPCConfig.Port %d is not a TCP port", cfg.Port)
+		return nil, fmt.Errorf("source: GRPCConfig.Port %d is not a TCP port", cfg.Port)
 	}
 	for _, d := range []struct {
 		name string
@@ -180,7 +180,7 @@ func NewGRPC(cfg GRPCConfig) (*GRPC, error) {
 		{"KeepAlive", cfg.KeepAlive},
 	} {
 		if d.v < 0 {
-			return nil, fmt.Errorf("sync: GRPCConfig.%s must not be negative, got %v", d.name, d.v)
+			return nil, fmt.Errorf("source: GRPCConfig.%s must not be negative, got %v", d.name, d.v)
 		}
 	}
 	g := &GRPC{
@@ -208,11 +208,11 @@ func NewGRPC(cfg GRPCConfig) (*GRPC, error) {
 		g.retryMax = max(defaultRetryBackoffMax, g.retryBackoff)
 	}
 	if g.retryMax < g.retryBackoff {
-		return nil, fmt.Errorf("sync: GRPCConfig.RetryBackoffMax (%v) is less than RetryBackoff (%v)", g.retryMax, g.retryBackoff)
+		return nil, fmt.Errorf("source: GRPCConfig.RetryBackoffMax (%v) is less than RetryBackoff (%v)", g.retryMax, g.retryBackoff)
 	}
 	for _, c := range cfg.FatalStatusCodes {
 		if c == codes.OK || c > codes.Unauthenticated {
-			return nil, fmt.Errorf("sync: GRPCConfig.FatalStatusCodes: %v is not an error status", c)
+			return nil, fmt.Errorf("source: GRPCConfig.FatalStatusCodes: %v is not an error status", c)
 		}
 		g.fatal[c] = true
 	}
@@ -262,7 +262,7 @@ func NewGRPC(cfg GRPCConfig) (*GRPC, error) {
 	// from Run, where it could only be a Fatal.
 	conn, err := grpc.NewClient(g.dialTarget, g.dialOpts...)
 	if err != nil {
-		return nil, fmt.Errorf("sync: gRPC target %s: %w", g.target, err)
+		return nil, fmt.Errorf("source: gRPC target %s: %w", g.target, err)
 	}
 	if err := conn.Close(); err != nil {
 		g.log.Debug("closing the trial gRPC client", slog.Any("error", err))
@@ -279,7 +279,7 @@ func resolveTarget(cfg GRPCConfig) (target, dial, authority string, err error) {
 		// would be taken for a host name.
 		abs, err := filepath.Abs(cfg.SocketPath)
 		if err != nil {
-			return "", "", "", fmt.Errorf("sync: GRPCConfig.SocketPath %s: %w", cfg.SocketPath, err)
+			return "", "", "", fmt.Errorf("source: GRPCConfig.SocketPath %s: %w", cfg.SocketPath, err)
 		}
 		u := (&url.URL{Scheme: "unix", Path: abs}).String()
 		return u, u, "", nil
@@ -287,7 +287,7 @@ func resolveTarget(cfg GRPCConfig) (target, dial, authority string, err error) {
 	case cfg.TargetURI != "":
 		uri := cfg.TargetURI
 		if strings.TrimSpace(uri) != uri {
-			return "", "", "", fmt.Errorf("sync: GRPCConfig.TargetURI %q has surrounding spaces", uri)
+			return "", "", "", fmt.Errorf("source: GRPCConfig.TargetURI %q has surrounding spaces", uri)
 		}
 		scheme, _, _ := strings.Cut(uri, ":")
 		if !strings.EqualFold(scheme, envoyScheme) {
@@ -295,12 +295,12 @@ func resolveTarget(cfg GRPCConfig) (target, dial, authority string, err error) {
 		}
 		u, err := url.Parse(uri)
 		if err != nil {
-			return "", "", "", fmt.Errorf("sync: GRPCConfig.TargetURI: %w", err)
+			return "", "", "", fmt.Errorf("source: GRPCConfig.TargetURI: %w", err)
 		}
 		host, port, err := net.SplitHostPort(u.Host)
 		authority := strings.TrimPrefix(u.Path, "/")
 		if err != nil || host == "" || port == "" || authority == "" || strings.Contains(authority, "/") {
-			return "", "", "", fmt.Errorf("sync: GRPCConfig.TargetURI %q: an envoy target is envoy://host:port/authority", uri)
+			return "", "", "", fmt.Errorf("source: GRPCConfig.TargetURI %q: an envoy target is envoy://host:port/authority", uri)
 		}
 		return uri, "dns:///" + u.Host, authority, nil
 
@@ -314,7 +314,7 @@ func resolveTarget(cfg GRPCConfig) (target, dial, authority string, err error) {
 			host = strings.TrimSuffix(h, "]")
 		}
 		if strings.ContainsAny(host, "/[] \t\r\n") || (strings.Contains(host, ":") && net.ParseIP(host) == nil) {
-			return "", "", "", fmt.Errorf("sync: GRPCConfig.Host %q is not a host name or IP address (use Port or TargetURI for the rest)", cfg.Host)
+			return "", "", "", fmt.Errorf("source: GRPCConfig.Host %q is not a host name or IP address (use Port or TargetURI for the rest)", cfg.Host)
 		}
 		port := cfg.Port
 		if port == 0 {
@@ -339,11 +339,11 @@ func transportCredentials(cfg GRPCConfig, log *slog.Logger) (credentials.Transpo
 	if cfg.CACertPath != "" {
 		pem, err := os.ReadFile(cfg.CACertPath)
 		if err != nil {
-			return nil, fmt.Errorf("sync: reading CA certificate: %w", err)
+			return nil, fmt.Errorf("source: reading CA certificate: %w", err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("sync: CA certificate %s holds no PEM certificate", cfg.CACertPath)
+			return nil, fmt.Errorf("source: CA certificate %s holds no PEM certificate", cfg.CACertPath)
 		}
 		conf.RootCAs = pool
 	}
@@ -371,7 +371,7 @@ func (g *GRPC) Target() string { return g.target }
 // Run, which is what keeps the sink's calls ordered and never concurrent.
 func (g *GRPC) Run(ctx context.Context, sink Sink) error {
 	if !g.started.CompareAndSwap(false, true) {
-		return errors.New("sync: GRPC.Run called more than once")
+		return errors.New("source: GRPC.Run called more than once")
 	}
 	if ctx.Err() != nil {
 		return nil
@@ -382,7 +382,7 @@ func (g *GRPC) Run(ctx context.Context, sink Sink) error {
 		// change in the process (a resolver unregistered) gets here.
 		// Reported once, through the sink, like a fatal status: the
 		// error is not returned as well.
-		sink.Fatal(fmt.Errorf("sync: gRPC target %s: %w", g.target, err))
+		sink.Fatal(fmt.Errorf("source: gRPC target %s: %w", g.target, err))
 		return nil
 	}
 	defer func() {
@@ -504,7 +504,7 @@ func (r *grpcRun) stream(ctx context.Context) (end streamEnd) {
 			end.err = status.Errorf(codes.Unavailable, "no flag set within %v of reopening a stream the server had ended", g.deadline)
 		}
 		end.graceful = gracefulEnd(end.err)
-		end.err = fmt.Errorf("sync: stream from %s: %w", g.target, end.err)
+		end.err = fmt.Errorf("source: stream from %s: %w", g.target, end.err)
 	}()
 
 	stream, err := r.client.SyncFlags(sctx, req)

@@ -18,12 +18,13 @@ type printOnce struct {
 	done   bool
 }
 
-func (p *printOnce) Update(u source.Update) {
+func (p *printOnce) Update(u source.Update) error {
 	if !p.done {
 		p.done = true
 		fmt.Printf("%s\n%v\n", u.Flags, u.SyncContext)
 		p.cancel()
 	}
+	return nil
 }
 
 func (p *printOnce) Lost(err error)  { fmt.Println("lost:", err) }

@@ -66,8 +66,9 @@ func (r *recorder) record(c call) {
 	r.notify = make(chan struct{})
 }
 
-func (r *recorder) Update(u Update) {
+func (r *recorder) Update(u Update) error {
 	r.record(call{kind: "update", flags: string(u.Flags), syncCtx: u.SyncContext, orig: u.Origin})
+	return nil
 }
 func (r *recorder) Lost(err error)  { r.record(call{kind: "lost", err: err}) }
 func (r *recorder) Fatal(err error) { r.record(call{kind: "fatal", err: err}) }

@@ -7,24 +7,10 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-
-	"github.com/flagsnap/flagsnap/evaluator"
 )
 
 // MemoryOrigin is the Origin of every Update a Memory delivers.
 const MemoryOrigin = "memory"
-
-// Acceptor is a Sink that can tell its source whether a flag set was put in
-// force. A source with a caller waiting on the outcome, such as
-// [Memory.Set], delivers through Accept instead of Update, so that the
-// caller learns the sink's own verdict (which may be stricter than the
-// source's check) before it goes on.
-type Acceptor interface {
-	Sink
-	// Accept is Update that returns once the flags are in force, or with
-	// the reason they were not (the flags in force then stay).
-	Accept(Update) error
-}
 
 // Memory is a source whose flag document is held in memory and replaced by
 // its owner, for tests and for programs that build their flags themselves.
@@ -49,13 +35,10 @@ type Memory struct {
 var errStopped = errors.New("the source has stopped: no sink receives its flags")
 
 // NewMemory returns a source holding doc, a flag document in JSON or YAML.
-// A document that does not load as a flag set (with the default options
-// of [evaluator.Load]) is an error.
-func NewMemory(doc []byte) (*Memory, error) {
-	if _, err := evaluator.Load(doc); err != nil {
-		return nil, fmt.Errorf("sync: NewMemory: %w", err)
-	}
-	return &Memory{doc: slices.Clone(doc)}, nil
+// The document is not parsed here: the sink that Run delivers it to
+// decides whether it loads (a provider's Init fails with the reason).
+func NewMemory(doc []byte) *Memory {
+	return &Memory{doc: slices.Clone(doc)}
 }
 
 // Run implements [Source]. It delivers the document at once (or reports
@@ -64,7 +47,7 @@ func NewMemory(doc []byte) (*Memory, error) {
 // sink is not called again.
 func (m *Memory) Run(ctx context.Context, sink Sink) error {
 	if !m.started.CompareAndSwap(false, true) {
-		return errors.New("sync: Memory.Run called more than once")
+		return errors.New("source: Memory.Run called more than once")
 	}
 	m.mu.Lock()
 	if ctx.Err() == nil {
@@ -89,12 +72,10 @@ func (m *Memory) Run(ctx context.Context, sink Sink) error {
 }
 
 // Set replaces the document. While Run runs, Set returns once the sink has
-// the new flags; a sink that is an [Acceptor] decides whether the document
-// is accepted, any other sink only receives documents that load with the
-// default options of [evaluator.Load]. Before Run, the document is checked
-// the same way and kept for Run to deliver. A rejected document is the
-// error and the document in force stays; after Run has returned, every Set
-// is an error.
+// decided on it: nil when the sink serves the new flags, or the sink's
+// reason for rejecting them (the document in force then stays). Before
+// Run, the document is kept unchecked for Run to deliver. After Run has
+// returned, every Set is an error.
 //
 // A document accepted while Run runs ends a loss simulated with Lost, as
 // new flags from a real origin mean it is reachable again.
@@ -102,36 +83,24 @@ func (m *Memory) Set(doc []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.stopped {
-		return fmt.Errorf("sync: Memory.Set: %w", errStopped)
+		return fmt.Errorf("source: Memory.Set: %w", errStopped)
 	}
 	if m.sink == nil {
-		if _, err := evaluator.Load(doc); err != nil {
-			return fmt.Errorf("sync: Memory.Set: %w", err)
-		}
 		m.doc = slices.Clone(doc)
 		return nil
 	}
 	doc = slices.Clone(doc)
 	if err := m.deliver(doc); err != nil {
-		return fmt.Errorf("sync: Memory.Set: %w", err)
+		return fmt.Errorf("source: Memory.Set: %w", err)
 	}
 	m.doc, m.lost = doc, nil
 	return nil
 }
 
-// deliver hands doc to the sink and returns its verdict. A plain Sink has
-// no verdict to give, so doc is checked here first, and never reaches it
-// if it does not load. It is called with mu held and a sink.
+// deliver hands doc to the sink and returns its verdict. It is called with
+// mu held and a sink.
 func (m *Memory) deliver(doc []byte) error {
-	u := Update{Flags: doc, Origin: MemoryOrigin}
-	if a, ok := m.sink.(Acceptor); ok {
-		return a.Accept(u)
-	}
-	if _, err := evaluator.Load(doc); err != nil {
-		return err
-	}
-	m.sink.Update(u)
-	return nil
+	return m.sink.Update(Update{Flags: doc, Origin: MemoryOrigin})
 }
 
 // Lost simulates a source that can no longer reach its origin: the sink
@@ -164,7 +133,7 @@ func (m *Memory) Restore() error {
 	}
 	if m.sink != nil {
 		if err := m.deliver(m.doc); err != nil {
-			return fmt.Errorf("sync: Memory.Restore: %w", err)
+			return fmt.Errorf("source: Memory.Restore: %w", err)
 		}
 	}
 	m.lost = nil

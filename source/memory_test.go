@@ -5,79 +5,68 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/flagsnap/flagsnap/evaluator"
 )
 
 func memDoc(variant string) string {
 	return `{"flags": {"color": {"state": "ENABLED", "variants": {"red": "red", "blue": "blue"}, "defaultVariant": "` + variant + `"}}}`
 }
 
-// brokenFlag loads with the default options (the flag answers PARSE_ERROR)
-// but not in strict mode.
-const brokenFlag = `{"flags": {"color": {"state": "ENABLED", "variants": {"red": "red"}, "defaultVariant": "green"}}}`
+// errRejected is what judge's sinks answer for a document they refuse.
+var errRejected = errors.New("rejected by the sink")
+
+// brokenDoc is a document that rejectBroken refuses. The source itself
+// never looks inside a document.
+const brokenDoc = `{"flags": {"color": "broken"}}`
 
 func mustMemory(t *testing.T, doc string) *Memory {
 	t.Helper()
-	m, err := NewMemory([]byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return NewMemory([]byte(doc))
 }
 
-// judge is a recorder that is an Acceptor: it records what it is given
-// and answers with verdict.
+// judge is a recorder whose Update answers with verdict, as a provider's
+// sink answers with its load error.
 type judge struct {
 	*recorder
 	verdict func(Update) error
 }
 
-func (j *judge) Accept(u Update) error {
-	j.record(call{kind: "accept", flags: string(u.Flags), orig: u.Origin})
+func (j *judge) Update(u Update) error {
+	j.recorder.Update(u)
 	return j.verdict(u)
 }
 
-// strictJudge rejects what the strict mode rejects, as a provider with
-// WithStrictValidation does.
-func strictJudge(u Update) error {
-	_, err := evaluator.Load(u.Flags, evaluator.WithStrict())
-	return err
+func rejectBroken(u Update) error {
+	if string(u.Flags) == brokenDoc {
+		return errRejected
+	}
+	return nil
 }
 
-func TestNewMemoryChecksTheDocument(t *testing.T) {
-	var syntax *evaluator.SyntaxError
-	var document *evaluator.DocumentError
-	tests := []struct {
-		name   string
-		doc    string
-		target any // nil: accepted
-	}{
-		{"JSON", memDoc("red"), nil},
-		{"YAML", "flags:\n  color:\n    state: ENABLED\n    variants: {red: red}\n    defaultVariant: red\n", nil},
-		{"no flags", `{}`, &document},
-		{"flags of the wrong type", `{"flags": 1}`, &document},
-		{"bad JSON", `{"flags": {`, &syntax},
-		{"bad YAML", "flags:\n  - [", &syntax},
-		{"empty", ``, &document},
-		// One broken flag does not reject a document outside strict mode.
-		{"broken flag", brokenFlag, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, err := NewMemory([]byte(tt.doc))
-			if tt.target == nil {
-				if err != nil || m == nil {
-					t.Fatalf("NewMemory: %v", err)
-				}
-				return
-			}
-			if m != nil || !errors.As(err, tt.target) || !strings.HasPrefix(err.Error(), "sync: NewMemory: ") {
-				t.Fatalf("NewMemory = %v, %v; want a %T", m, err, tt.target)
-			}
-		})
+// runJudge runs m into a judge until the test ends.
+func runJudge(t *testing.T, m *Memory, verdict func(Update) error) *judge {
+	t.Helper()
+	j := &judge{recorder: newRecorder(), verdict: verdict}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx, j) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return j
+}
+
+// The source hands on whatever it holds: deciding whether it is a flag set
+// is the sink's business, so NewMemory takes anything.
+func TestNewMemoryParsesNothing(t *testing.T) {
+	for _, doc := range []string{memDoc("red"), `{"flags": 1}`, `{"flags": {`, ``, "flags:\n  - ["} {
+		r := runSource(t, NewMemory([]byte(doc)))
+		r.rec.waitUpdate(t, doc)
 	}
 }
 
@@ -108,66 +97,61 @@ func TestMemorySetIsSynchronous(t *testing.T) {
 	}
 }
 
-func TestMemorySetRejectsWhatDoesNotLoad(t *testing.T) {
+// Set returns the sink's verdict; a rejected document is not kept, and a
+// loss and a recovery deliver the one in force before it.
+func TestMemorySetReturnsTheSinksVerdict(t *testing.T) {
 	m := mustMemory(t, memDoc("red"))
-	r := runSource(t, m)
-	r.rec.waitUpdate(t, memDoc("red"))
-	before := len(r.rec.snapshot())
-	err := m.Set([]byte(`{"flags": [`))
-	var syntax *evaluator.SyntaxError
-	if !errors.As(err, &syntax) || !strings.HasPrefix(err.Error(), "sync: Memory.Set: ") {
-		t.Fatalf("Set of bad JSON: %v", err)
+	j := runJudge(t, m, rejectBroken)
+	j.waitUpdate(t, memDoc("red"))
+
+	err := m.Set([]byte(brokenDoc))
+	if !errors.Is(err, errRejected) || !strings.HasPrefix(err.Error(), "source: Memory.Set: ") {
+		t.Fatalf("Set of a document the sink rejects: %v", err)
 	}
-	if n := len(r.rec.snapshot()); n != before {
-		t.Fatalf("a rejected document reached a plain sink: %v", r.rec.snapshot()[before:])
+	if calls := j.snapshot(); len(calls) != 2 || calls[1].flags != brokenDoc {
+		t.Fatalf("the sink was not asked: %v", calls)
 	}
-	// The document in force is still the first one: a loss and a
-	// recovery deliver it again.
 	m.Lost(errors.New("gone"))
 	if err := m.Restore(); err != nil {
 		t.Fatal(err)
 	}
-	r.rec.waitLatestUpdate(t, memDoc("red"))
-}
+	j.waitLatestUpdate(t, memDoc("red"))
 
-// A sink that is an Acceptor judges every document itself, and Set returns
-// its verdict; a rejected document is not kept.
-func TestMemorySetReturnsTheAcceptorsVerdict(t *testing.T) {
-	m := mustMemory(t, memDoc("red"))
-	j := &judge{recorder: newRecorder(), verdict: strictJudge}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx, j) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	j.waitKind(t, "accept")
-
-	err := m.Set([]byte(brokenFlag))
-	var invalid *evaluator.ValidationError
-	if !errors.As(err, &invalid) {
-		t.Fatalf("Set of a document strict mode rejects: %v", err)
-	}
-	if calls := j.snapshot(); len(calls) != 2 || calls[1].kind != "accept" || calls[1].flags != brokenFlag {
-		t.Fatalf("the acceptor was not asked: %v", calls)
-	}
 	if err := m.Set([]byte(memDoc("blue"))); err != nil {
 		t.Fatal(err)
-	}
-	// Update is never used for an Acceptor.
-	if n := count(j.snapshot(), "update"); n != 0 {
-		t.Errorf("%d updates to an acceptor", n)
 	}
 	m.Lost(errors.New("gone"))
 	if err := m.Restore(); err != nil {
 		t.Fatal(err)
 	}
 	calls := j.snapshot()
-	if last := calls[len(calls)-1]; last.kind != "accept" || last.flags != memDoc("blue") {
+	if last := calls[len(calls)-1]; last.kind != "update" || last.flags != memDoc("blue") {
 		t.Errorf("Restore delivered %v, want the last accepted document", last)
+	}
+}
+
+// A Restore the sink rejects leaves the loss in place.
+func TestMemoryRestoreReturnsTheSinksVerdict(t *testing.T) {
+	m := mustMemory(t, memDoc("red"))
+	reject := atomic.Bool{}
+	j := runJudge(t, m, func(Update) error {
+		if reject.Load() {
+			return errRejected
+		}
+		return nil
+	})
+	j.waitUpdate(t, memDoc("red"))
+	m.Lost(errors.New("gone"))
+	reject.Store(true)
+	if err := m.Restore(); !errors.Is(err, errRejected) {
+		t.Fatalf("Restore = %v, want the sink's verdict", err)
+	}
+	reject.Store(false)
+	if err := m.Restore(); err != nil {
+		t.Fatalf("the loss did not go on: Restore = %v", err)
+	}
+	if n := count(j.snapshot(), "update"); n != 3 {
+		t.Errorf("%d updates, want 3: %v", n, j.snapshot())
 	}
 }
 
@@ -176,8 +160,12 @@ func TestMemorySetBeforeRun(t *testing.T) {
 	if err := m.Set([]byte(memDoc("blue"))); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Set([]byte(`{"flags": 1}`)); err == nil {
-		t.Fatal("Set before Run took a document that is not a flag set")
+	// Before Run there is no sink to judge: the document waits for one.
+	if err := m.Set([]byte(brokenDoc)); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Set([]byte(memDoc("blue"))); err != nil {
+		t.Fatal(err)
 	}
 	r := runSource(t, m)
 	calls := r.rec.waitUpdate(t, memDoc("blue"))
@@ -189,10 +177,7 @@ func TestMemorySetBeforeRun(t *testing.T) {
 // The caller's buffer is copied: changing it later changes nothing.
 func TestMemoryCopiesTheDocument(t *testing.T) {
 	doc := []byte(memDoc("red"))
-	m, err := NewMemory(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := NewMemory(doc)
 	copy(doc, "XXXX")
 	r := runSource(t, m)
 	r.rec.waitUpdate(t, memDoc("red"))
@@ -374,7 +359,7 @@ func TestMemoryRunWaitsForASetInProgress(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx, j) }()
-	j.waitKind(t, "accept")
+	j.waitKind(t, "update")
 
 	set := make(chan error, 1)
 	go func() { set <- m.Set([]byte(memDoc("blue"))) }()

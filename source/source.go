@@ -19,8 +19,13 @@ type Source interface {
 // quickly and never block on the source's behalf.
 type Sink interface {
 	// Update delivers a complete flag document. It also means the source
-	// is (again) connected to its origin.
-	Update(Update)
+	// is (again) connected to its origin. It returns once the flags are in
+	// force, or with the reason they were not (the flags in force then
+	// stay): parsing and validation happen in the sink, so a source with a
+	// caller waiting on the outcome, such as [Memory.Set], passes the
+	// verdict on. Sources that have nobody to tell may ignore it; the sink
+	// reports a rejected flag set itself.
+	Update(Update) error
 	// Lost reports that the source cannot currently reach its origin (a
 	// deleted or unreadable file, a broken stream). The flags already
 	// delivered stay in force; the next Update means recovery.
