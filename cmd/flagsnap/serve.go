@@ -205,20 +205,21 @@ type pusher struct {
 	last []byte
 }
 
-func (p *pusher) Update(u source.Update) {
+func (p *pusher) Update(u source.Update) error {
 	// The first read is what the server already serves, unless the file
 	// changed while serve was starting.
 	if bytes.Equal(u.Flags, p.last) {
-		return
+		return nil
 	}
 	set, err := evaluator.Load(u.Flags)
 	if err != nil {
 		fmt.Fprintf(p.out, "%s: not sent: %v\n", p.file.path, err)
-		return
+		return err
 	}
 	p.last = u.Flags
 	p.srv.SetSelectorFlags(p.file.selector, u.Flags)
 	fmt.Fprintf(p.out, "%s: sent %s (%s open)\n", p.file.path, plural(set.Len(), "flag"), plural(p.srv.Streams(), "stream"))
+	return nil
 }
 
 func (p *pusher) Lost(err error) {
