@@ -157,6 +157,10 @@ type compiler struct {
 type CompileError struct {
 	Path string // where in the rule, e.g. "if[1].in"
 	Msg  string
+
+	// at is Path as keys and indexes, for FlagProblem.Path: the spelled-out
+	// Path cannot be read back when a key holds '.' or '['.
+	at []string
 }
 
 // Error says where the rule is wrong and why.
@@ -168,7 +172,7 @@ func (e *CompileError) Error() string {
 }
 
 func compileErr(at *loc, format string, args ...any) error {
-	return &CompileError{Path: at.String(), Msg: fmt.Sprintf(format, args...)}
+	return &CompileError{Path: at.String(), Msg: fmt.Sprintf(format, args...), at: at.segments()}
 }
 
 // loc is where a rule element sits: "targeting.if[0].==[1]". The compiler
@@ -176,21 +180,39 @@ func compileErr(at *loc, format string, args ...any) error {
 // error, since most rules compile without one.
 type loc struct {
 	up   *loc
-	name string // a key or operator name; "" for an array index
-	idx  int
+	name string // a key or operator name, when idx is -1
+	idx  int    // an array index; -1 for a key, which may be ""
 }
 
 // root is the location of a whole rule, named name.
-func root(name string) loc { return loc{name: name} }
+func root(name string) loc { return loc{name: name, idx: -1} }
 
 func (l *loc) index(i int) loc     { return loc{up: l, idx: i} }
-func (l *loc) key(name string) loc { return loc{up: l, name: name} }
+func (l *loc) key(name string) loc { return loc{up: l, name: name, idx: -1} }
+
+// segments is the path from the root, one key or decimal index each.
+func (l *loc) segments() []string {
+	n := 0
+	for p := l; p != nil; p = p.up {
+		n++
+	}
+	out := make([]string, n)
+	for p := l; p != nil; p = p.up {
+		n--
+		if p.idx >= 0 {
+			out[n] = strconv.Itoa(p.idx)
+		} else {
+			out[n] = p.name
+		}
+	}
+	return out
+}
 
 func (l *loc) String() string {
 	s := ""
 	for p := l; p != nil; p = p.up {
 		switch {
-		case p.name == "":
+		case p.idx >= 0:
 			s = "[" + strconv.Itoa(p.idx) + "]" + s
 		case p.up == nil || strings.HasPrefix(p.name, "["):
 			s = p.name + s

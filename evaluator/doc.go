@@ -39,7 +39,9 @@
 // unknown $ref, a rule that cannot compile, invalid constant fractional
 // weights, a default variant that is not a variant, variants of mixed types)
 // only breaks that flag: it answers [CodeParseError] and the other flags load.
-// [WithStrict] rejects the whole document instead, as flagd does.
+// [WithStrict] rejects the whole document instead, as flagd does. Each
+// problem says where in the document it is written, as data
+// ([FlagProblem.Path], [DocumentError.Path]) for tools to point at.
 //
 // Errors are typed: a [Resolution] carries an [*Error] whose [ErrorCode]
 // maps one to one to OpenFeature's error codes.

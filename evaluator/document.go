@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 
@@ -124,6 +125,27 @@ func decodeYAML(doc []byte) (any, error) {
 // fromYAML converts what the YAML decoder produces into the shapes the JSON
 // decoder produces, so that the rest of the loader sees one form.
 func fromYAML(x any) (any, error) {
+	v, err := fromYAMLValue(x)
+	var de *DocumentError
+	if errors.As(err, &de) {
+		// Gathered on the way out, which costs nothing until a value is
+		// wrong.
+		slices.Reverse(de.Path)
+	}
+	return v, err
+}
+
+// inside notes that a problem lies within key (or index) of a container.
+// Keys gather innermost first; fromYAML turns them around.
+func inside(err error, key string) error {
+	var de *DocumentError
+	if errors.As(err, &de) {
+		de.Path = append(de.Path, key)
+	}
+	return err
+}
+
+func fromYAMLValue(x any) (any, error) {
 	switch t := x.(type) {
 	case nil, bool, string:
 		return t, nil
@@ -143,9 +165,9 @@ func fromYAML(x any) (any, error) {
 	case []any:
 		out := make([]any, len(t))
 		for i, el := range t {
-			v, err := fromYAML(el)
+			v, err := fromYAMLValue(el)
 			if err != nil {
-				return nil, err
+				return nil, inside(err, strconv.Itoa(i))
 			}
 			out[i] = v
 		}
@@ -153,9 +175,9 @@ func fromYAML(x any) (any, error) {
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, el := range t {
-			v, err := fromYAML(el)
+			v, err := fromYAMLValue(el)
 			if err != nil {
-				return nil, err
+				return nil, inside(err, k)
 			}
 			out[k] = v
 		}
@@ -163,9 +185,9 @@ func fromYAML(x any) (any, error) {
 	case map[any]any:
 		out := make(map[string]any, len(t))
 		for k, el := range t {
-			v, err := fromYAML(el)
+			v, err := fromYAMLValue(el)
 			if err != nil {
-				return nil, err
+				return nil, inside(err, fmt.Sprint(k))
 			}
 			out[fmt.Sprint(k)] = v
 		}

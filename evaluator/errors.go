@@ -44,6 +44,10 @@ type Error struct {
 	Msg  string
 	Err  error // the underlying cause, if any
 
+	// path is where the problem of a broken flag is written, for
+	// FlagProblem.Path; nil for the errors of evaluation.
+	path []string
+
 	// text is the message made once, for the error of a broken flag, which
 	// every evaluation of the flag answers; the fields do not change after.
 	text string
@@ -107,20 +111,65 @@ func (e *SyntaxError) Error() string {
 // "flags", or parts of the wrong type).
 type DocumentError struct {
 	Msg string
+	// Path is the part of the document that is wrong, as in FlagProblem:
+	// ["flags"] when "flags" is neither an object nor an array. It is empty
+	// when the fault is the document's as a whole, "flags" missing
+	// included.
+	Path []string
 }
 
 // Error says why the document is not a flag set.
 func (e *DocumentError) Error() string { return "not a flag set: " + e.Msg }
 
+// Pointer is Path as a JSON Pointer (RFC 6901).
+func (e *DocumentError) Pointer() string { return jsonPointer(e.Path) }
+
 // FlagProblem is a problem confined to one flag. Outside strict mode the
 // flag answers PARSE_ERROR and the rest of the flag set loads.
 type FlagProblem struct {
 	Flag string
+	// Path is where the problem is written, as the object keys and array
+	// indexes (in decimal) that lead to it from the top of the document,
+	// so that tools can point at it without reading Err's message:
+	// ["flags", "new-checkout", "targeting", "if", "0", "starts_with"], or
+	// ["flags", "2", "defaultVariant"] when "flags" is an array.
+	//
+	// It ends at the flag for a definition that is not an object or a key
+	// defined twice (the first definition), at "targeting" for a $ref that
+	// names no entry of $evaluators, and at the variant for a variant's
+	// problem. Within a rule substituted for a $ref it follows the rule as
+	// substituted, so its last parts may not be written in the document:
+	// the deepest part that is written is the $ref.
+	Path []string
 	Err  error
 }
 
 // Error names the flag and its problem.
 func (p FlagProblem) Error() string { return fmt.Sprintf("flag %q: %v", p.Flag, p.Err) }
+
+// Pointer is Path as a JSON Pointer (RFC 6901):
+// "/flags/new-checkout/defaultVariant".
+func (p FlagProblem) Pointer() string { return jsonPointer(p.Path) }
+
+// jsonPointer escapes each part (RFC 6901) so that a key holding '/' stays
+// one part.
+func jsonPointer(path []string) string {
+	var b strings.Builder
+	for _, part := range path {
+		b.WriteByte('/')
+		for i := 0; i < len(part); i++ {
+			switch part[i] {
+			case '~':
+				b.WriteString("~0")
+			case '/':
+				b.WriteString("~1")
+			default:
+				b.WriteByte(part[i])
+			}
+		}
+	}
+	return b.String()
+}
 
 // ValidationError is the strict mode's rejection of a whole document
 // because of problems in individual flags.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -86,7 +87,10 @@ func WithStrict() Option {
 }
 
 // WithLogger receives the load-time warnings: broken flags, dropped
-// metadata, deprecated operators. Nothing is logged without it.
+// metadata, deprecated operators. Nothing is logged without it. Each record
+// has the attributes "flag" (the flag's key, absent for the flag set's own
+// metadata) and "pointer", the JSON Pointer of the part of the document it
+// concerns (see FlagProblem.Path).
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
 		if l != nil {
@@ -136,15 +140,22 @@ func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 	}
 	ctx := context.Background()
 	for _, p := range set.problems {
-		cfg.logger.LogAttrs(ctx, slog.LevelError, "flag cannot be evaluated", slog.String("flag", p.Flag), slog.String("error", p.Err.Error()))
+		cfg.logger.LogAttrs(ctx, slog.LevelError, "flag cannot be evaluated", slog.String("flag", p.Flag), slog.String("error", p.Err.Error()), slog.String("pointer", p.Pointer()))
 	}
 	for _, w := range l.warnings {
-		cfg.logger.LogAttrs(ctx, slog.LevelWarn, w.msg, slog.String("flag", w.flag))
+		attrs := []slog.Attr{slog.String("flag", w.flag), slog.String("pointer", jsonPointer(w.at))}
+		if w.flag == "" {
+			attrs = attrs[1:]
+		}
+		cfg.logger.LogAttrs(ctx, slog.LevelWarn, w.msg, attrs...)
 	}
 	return set, nil
 }
 
-type warning struct{ flag, msg string }
+type warning struct {
+	flag, msg string
+	at        []string // as FlagProblem.Path
+}
 
 type loader struct {
 	cfg        config
@@ -154,8 +165,8 @@ type loader struct {
 	noRefs     bool   // the document has no "$ref" anywhere
 }
 
-func (l *loader) warn(flag, msg string) {
-	l.warnings = append(l.warnings, warning{flag: flag, msg: msg})
+func (l *loader) warn(flag string, at []string, msg string) {
+	l.warnings = append(l.warnings, warning{flag: flag, msg: msg, at: at})
 }
 
 func (l *loader) load(top map[string]any) (*FlagSet, error) {
@@ -166,11 +177,11 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 	if raw, ok := top["$evaluators"]; ok && raw != nil {
 		evs, ok := raw.(map[string]any)
 		if !ok {
-			return nil, &DocumentError{Msg: fmt.Sprintf(`"$evaluators" is %s, not an object`, jsonType(raw))}
+			return nil, &DocumentError{Msg: fmt.Sprintf(`"$evaluators" is %s, not an object`, jsonType(raw)), Path: []string{"$evaluators"}}
 		}
 		l.evaluators = evs
 	}
-	set.metadata = l.metadata("", top["metadata"])
+	set.metadata = l.metadata(nil, top["metadata"])
 
 	defs, err := flagDefinitions(top)
 	if err != nil {
@@ -180,15 +191,16 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 	compiled := l.compileAll(defs, set.metadata)
 	for i, def := range defs {
 		if def.problem != nil {
-			set.problems = append(set.problems, FlagProblem{Flag: def.key, Err: def.problem})
+			f := newFlag(def.key).breakWith(def.problem, def.path())
+			set.problems = append(set.problems, FlagProblem{Flag: def.key, Path: f.broken.path, Err: def.problem})
 			if !def.unnamed {
-				set.flags[def.key] = newFlag(def.key).breakWith(def.problem)
+				set.flags[def.key] = f
 			}
 			continue
 		}
 		f := compiled[i]
 		if f.broken != nil {
-			set.problems = append(set.problems, FlagProblem{Flag: def.key, Err: f.broken.Err})
+			set.problems = append(set.problems, FlagProblem{Flag: def.key, Path: f.broken.path, Err: f.broken.Err})
 		}
 		set.flags[def.key] = f
 	}
@@ -244,7 +256,7 @@ func loadWorkers(n int) int {
 func (l *loader) compileRange(defs []flagDef, setMeta map[string]any, out []*flag, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		if defs[i].problem == nil {
-			out[i] = l.compileFlag(defs[i].key, defs[i].raw, setMeta)
+			out[i] = l.compileFlag(&defs[i], setMeta)
 		}
 	}
 }
@@ -254,6 +266,19 @@ type flagDef struct {
 	raw     any
 	problem error
 	unnamed bool // an entry without a key: it cannot be asked for
+	index   int  // in an array of flags; -1 when "flags" is an object
+}
+
+// path is where part of the definition is, as FlagProblem.Path. It is made
+// for a problem only: most flags have none.
+func (d *flagDef) path(part ...string) []string {
+	at := make([]string, 0, 2+len(part))
+	if d.index >= 0 {
+		at = append(at, "flags", strconv.Itoa(d.index))
+	} else {
+		at = append(at, "flags", d.key)
+	}
+	return append(at, part...)
 }
 
 // flagDefinitions lists the flags of the document, which may be an object
@@ -269,7 +294,7 @@ func flagDefinitions(top map[string]any) ([]flagDef, error) {
 		// cheaper than sorting every key of a large flag set.
 		defs := make([]flagDef, 0, len(t))
 		for k, v := range t {
-			defs = append(defs, flagDef{key: k, raw: v})
+			defs = append(defs, flagDef{key: k, raw: v, index: -1})
 		}
 		return defs, nil
 	case []any:
@@ -279,7 +304,7 @@ func flagDefinitions(top map[string]any) ([]flagDef, error) {
 			obj, _ := el.(map[string]any)
 			key, _ := obj["key"].(string)
 			if key == "" {
-				defs = append(defs, flagDef{key: fmt.Sprintf("flags[%d]", i), problem: fmt.Errorf(`flag entry has no "key"`), unnamed: true})
+				defs = append(defs, flagDef{key: fmt.Sprintf("flags[%d]", i), problem: fmt.Errorf(`flag entry has no "key"`), unnamed: true, index: i})
 				continue
 			}
 			if j, dup := seen[key]; dup {
@@ -287,25 +312,34 @@ func flagDefinitions(top map[string]any) ([]flagDef, error) {
 				continue
 			}
 			seen[key] = len(defs)
-			defs = append(defs, flagDef{key: key, raw: el})
+			defs = append(defs, flagDef{key: key, raw: el, index: i})
 		}
 		return defs, nil
 	}
-	return nil, &DocumentError{Msg: fmt.Sprintf(`"flags" is %s, not an object or an array`, jsonType(raw))}
+	return nil, &DocumentError{Msg: fmt.Sprintf(`"flags" is %s, not an object or an array`, jsonType(raw)), Path: []string{"flags"}}
 }
 
 // metadata keeps the string, number and boolean entries of a metadata
 // object. A number written as an integer (10) becomes int64 and any other
 // spelling (10.5, 10.0, 1e3) float64: OpenFeature's GetInt and GetFloat each
 // accept only their own type, and the spelling is the one sign of which the
-// author meant.
-func (l *loader) metadata(flag string, raw any) map[string]any {
+// author meant. def is the flag the metadata is of, nil for the flag set's.
+// Its warnings point at the metadata object rather than the entry, where
+// flagsnap validate has always reported them.
+func (l *loader) metadata(def *flagDef, raw any) map[string]any {
 	if raw == nil {
 		return nil
 	}
+	warn := func(msg string) {
+		if def == nil {
+			l.warn("", []string{"metadata"}, msg)
+		} else {
+			l.warn(def.key, def.path("metadata"), msg)
+		}
+	}
 	obj, ok := raw.(map[string]any)
 	if !ok {
-		l.warn(flag, fmt.Sprintf("metadata is %s, not an object; ignored", jsonType(raw)))
+		warn(fmt.Sprintf("metadata is %s, not an object; ignored", jsonType(raw)))
 		return nil
 	}
 	out := make(map[string]any, len(obj))
@@ -319,10 +353,10 @@ func (l *loader) metadata(flag string, raw any) map[string]any {
 			} else if f, err := strconv.ParseFloat(string(t), 64); err == nil {
 				out[k] = f
 			} else {
-				l.warn(flag, fmt.Sprintf("metadata %q: number %s is out of range; ignored", k, t))
+				warn(fmt.Sprintf("metadata %q: number %s is out of range; ignored", k, t))
 			}
 		default:
-			l.warn(flag, fmt.Sprintf("metadata %q is %s; only strings, numbers and booleans are kept", k, jsonType(v)))
+			warn(fmt.Sprintf("metadata %q is %s; only strings, numbers and booleans are kept", k, jsonType(v)))
 		}
 	}
 	return out
@@ -333,13 +367,14 @@ func newFlag(key string) *flag {
 	return &flag{key: key, keyVal: strVal(key), defaultIdx: -1}
 }
 
-func (l *loader) compileFlag(key string, raw any, setMeta map[string]any) *flag {
+func (l *loader) compileFlag(fd *flagDef, setMeta map[string]any) *flag {
+	key := fd.key
 	f := newFlag(key)
-	def, ok := raw.(map[string]any)
+	def, ok := fd.raw.(map[string]any)
 	if !ok {
-		return f.breakWith(fmt.Errorf("definition is %s, not an object", jsonType(raw)))
+		return f.breakWith(fmt.Errorf("definition is %s, not an object", jsonType(fd.raw)), fd.path())
 	}
-	flagMeta := l.metadata(key, def["metadata"])
+	flagMeta := l.metadata(fd, def["metadata"])
 	if len(setMeta)+len(flagMeta) > 0 {
 		f.metadata = make(map[string]any, len(setMeta)+len(flagMeta))
 		maps.Copy(f.metadata, setMeta)
@@ -350,7 +385,7 @@ func (l *loader) compileFlag(key string, raw any, setMeta map[string]any) *flag 
 	case "DISABLED":
 		f.disabled = true
 	default:
-		l.warn(key, fmt.Sprintf(`state should be "ENABLED" or "DISABLED", not %v; treated as ENABLED`, state))
+		l.warn(key, fd.path("state"), fmt.Sprintf(`state should be "ENABLED" or "DISABLED", not %v; treated as ENABLED`, state))
 	}
 
 	targeting, refErr := l.resolveRefs(def["targeting"])
@@ -366,17 +401,22 @@ func (l *loader) compileFlag(key string, raw any, setMeta map[string]any) *flag 
 		defaultVariant = nil
 	}
 	f.fingerprint = l.fingerprint(def, defaultVariant, targeting, f.metadata)
-	if err := f.setVariants(def["variants"]); err != nil {
-		return f.breakWith(err)
+	if at, err := f.setVariants(def["variants"]); err != nil {
+		return f.breakWith(err, fd.path(at...))
 	}
 	if err := f.setDefault(defaultVariant); err != nil {
-		return f.breakWith(err)
+		return f.breakWith(err, fd.path("defaultVariant"))
 	}
 	if refErr != nil {
-		return f.breakWith(refErr)
+		// Substitution does not track where it is in the rule.
+		return f.breakWith(refErr, fd.path("targeting"))
 	}
-	if err := l.setRule(f, targeting); err != nil {
-		return f.breakWith(err)
+	if err := l.setRule(fd, f, targeting); err != nil {
+		var ce *CompileError
+		if errors.As(err, &ce) {
+			return f.breakWith(err, fd.path(ce.at...))
+		}
+		return f.breakWith(err, fd.path("targeting"))
 	}
 	f.static = f.defaultOutcome(ReasonStatic)
 	if f.rule == nil && !f.disabled && f.defaultIdx >= 0 {
@@ -385,22 +425,27 @@ func (l *loader) compileFlag(key string, raw any, setMeta map[string]any) *flag 
 	return f
 }
 
-func (f *flag) breakWith(err error) *flag {
-	f.broken = &Error{Code: CodeParseError, Flag: f.key, Err: err}
+// breakWith makes f answer PARSE_ERROR because of err, which is written at
+// path.
+func (f *flag) breakWith(err error, path []string) *flag {
+	f.broken = &Error{Code: CodeParseError, Flag: f.key, Err: err, path: path}
 	f.broken.text = f.broken.Error()
 	return f
 }
 
-func (f *flag) setVariants(raw any) error {
+// setVariants reads the "variants" object. A problem is at "variants", or
+// at the variant that has it; a name cannot stand for the object, since ""
+// names a variant too.
+func (f *flag) setVariants(raw any) (at []string, err error) {
 	obj, ok := raw.(map[string]any)
 	if !ok {
 		if raw == nil {
-			return fmt.Errorf(`"variants" is missing`)
+			return []string{"variants"}, fmt.Errorf(`"variants" is missing`)
 		}
-		return fmt.Errorf(`"variants" is %s, not an object`, jsonType(raw))
+		return []string{"variants"}, fmt.Errorf(`"variants" is %s, not an object`, jsonType(raw))
 	}
 	if len(obj) == 0 {
-		return fmt.Errorf(`"variants" is empty`)
+		return []string{"variants"}, fmt.Errorf(`"variants" is empty`)
 	}
 	names := make([]string, 0, len(obj))
 	for name := range obj {
@@ -414,17 +459,17 @@ func (f *flag) setVariants(raw any) error {
 	for i, name := range names {
 		v, err := newVariant(name, obj[name])
 		if err != nil {
-			return err
+			return []string{"variants", name}, err
 		}
 		if i > 0 && v.k != f.vals[0].k {
-			return fmt.Errorf("variants mix types: %q is %s, %q is %s", names[0], kindName(f.vals[0].k), name, kindName(v.k))
+			return []string{"variants", name}, fmt.Errorf("variants mix types: %q is %s, %q is %s", names[0], kindName(f.vals[0].k), name, kindName(v.k))
 		}
 		f.vals[i] = v
 		if f.variants != nil {
 			f.variants[name] = i
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 func newVariant(name string, raw any) (variant, error) {
@@ -498,7 +543,7 @@ func (f *flag) setDefault(raw any) error {
 	return fmt.Errorf("defaultVariant is %s, not a string", jsonType(raw))
 }
 
-func (l *loader) setRule(f *flag, targeting any) error {
+func (l *loader) setRule(fd *flagDef, f *flag, targeting any) error {
 	if targeting == nil {
 		return nil
 	}
@@ -512,7 +557,7 @@ func (l *loader) setRule(f *flag, targeting any) error {
 		return err
 	}
 	if c.usesLegacy {
-		l.warn(f.key, `"fractionalEvaluation" is deprecated; use "fractional"`)
+		l.warn(f.key, fd.path("targeting"), `"fractionalEvaluation" is deprecated; use "fractional"`)
 	}
 	assignSlots(rule)
 	f.shareNames(rule)

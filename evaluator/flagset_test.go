@@ -409,3 +409,123 @@ func TestFlagdReencodedFlagSet(t *testing.T) {
 		t.Errorf("file → flagd form: +%v -%v ~%v", added, removed, changed)
 	}
 }
+
+// TestProblemPaths checks where each kind of problem is said to be written.
+// The keys hold '.', '/', '~', '[' and "" so that the path cannot be read
+// back from a message, as tools once had to.
+func TestProblemPaths(t *testing.T) {
+	const ok = `"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a"`
+	tests := []struct {
+		name, doc string
+		flag      string
+		want      []string
+		pointer   string
+	}{
+		{"default variant", `{"flags": {"f": {"variants": {"a": 1}, "defaultVariant": "z"}}}`,
+			"f", []string{"flags", "f", "defaultVariant"}, "/flags/f/defaultVariant"},
+		{"default variant of a flag key with / and ~", `{"flags": {"team/a~b": {"variants": {"a": 1}, "defaultVariant": 3}}}`,
+			"team/a~b", []string{"flags", "team/a~b", "defaultVariant"}, "/flags/team~1a~0b/defaultVariant"},
+		{"variants of mixed types: the first that differs", `{"flags": {"f": {"variants": {"a": 1, "b \"x\"": "s", "c": true}}}}`,
+			"f", []string{"flags", "f", "variants", `b "x"`}, `/flags/f/variants/b "x"`},
+		{"a variant named \"\"", `{"flags": {"f": {"variants": {"": 1e999}}}}`,
+			"f", []string{"flags", "f", "variants", ""}, "/flags/f/variants/"},
+		{"variants missing", `{"flags": {"f": {"state": "ENABLED"}}}`,
+			"f", []string{"flags", "f", "variants"}, "/flags/f/variants"},
+		{"variants empty", `{"flags": {"f": {"variants": {}}}}`,
+			"f", []string{"flags", "f", "variants"}, "/flags/f/variants"},
+		{"definition not an object", `{"flags": {"f": [1]}}`,
+			"f", []string{"flags", "f"}, "/flags/f"},
+		{"unknown operator with a dot", `{"flags": {"f": {` + ok + `, "targeting": {"if": [{"a.b[0]": [1]}, "a"]}}}}`,
+			"f", []string{"flags", "f", "targeting", "if", "0", "a.b[0]"}, "/flags/f/targeting/if/0/a.b[0]"},
+		{"operator named \"\"", `{"flags": {"f": {` + ok + `, "targeting": {"": [1]}}}}`,
+			"f", []string{"flags", "f", "targeting", ""}, "/flags/f/targeting/"},
+		{"constant out of range", `{"flags": {"f": {` + ok + `, "targeting": {"if": [{"==": [{"var": "x"}, 1e999]}, "b"]}}}}`,
+			"f", []string{"flags", "f", "targeting", "if", "0", "==", "1"}, "/flags/f/targeting/if/0/==/1"},
+		{"var of a number", `{"flags": {"f": {` + ok + `, "targeting": {"var": [1]}}}}`,
+			"f", []string{"flags", "f", "targeting", "var"}, "/flags/f/targeting/var"},
+		{"fractional bucket", `{"flags": {"f": {` + ok + `, "targeting": {"fractional": [{"var": "email"}, ["a", 50], "b"]}}}}`,
+			"f", []string{"flags", "f", "targeting", "fractional", "2"}, "/flags/f/targeting/fractional/2"},
+		{"$ref to no evaluator", `{"flags": {"f": {` + ok + `, "targeting": {"if": [{"$ref": "nobody"}, "b"]}}}}`,
+			"f", []string{"flags", "f", "targeting"}, "/flags/f/targeting"},
+		{"inside a substituted $ref", `{"$evaluators": {"e": {"nope": [1]}}, "flags": {"f": {` + ok + `, "targeting": {"if": [{"$ref": "e"}, "b"]}}}}`,
+			"f", []string{"flags", "f", "targeting", "if", "0", "nope"}, "/flags/f/targeting/if/0/nope"},
+		{"array: by index", `{"flags": [{"key": "a", ` + ok + `}, {"key": "f", "variants": {"a": 1}, "defaultVariant": "z"}]}`,
+			"f", []string{"flags", "1", "defaultVariant"}, "/flags/1/defaultVariant"},
+		{"array: entry without a key", `{"flags": [{"key": "a", ` + ok + `}, {` + ok + `}]}`,
+			"flags[1]", []string{"flags", "1"}, "/flags/1"},
+		{"array: key defined twice, at the first", `{"flags": [{"key": "a", ` + ok + `}, {"key": "f", ` + ok + `}, {"key": "f", ` + ok + `}]}`,
+			"f", []string{"flags", "1"}, "/flags/1"},
+		{"YAML", "flags:\n  f:\n    variants: {a: 1}\n    targeting: {if: [{nope: 1}, a]}\n",
+			"f", []string{"flags", "f", "targeting", "if", "0", "nope"}, "/flags/f/targeting/if/0/nope"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set := mustLoad(t, tt.doc)
+			problems := set.Problems()
+			if len(problems) != 1 {
+				t.Fatalf("problems %v, want one", problems)
+			}
+			p := problems[0]
+			if p.Flag != tt.flag || !slices.Equal(p.Path, tt.want) || p.Pointer() != tt.pointer {
+				t.Errorf("flag %q at %q (%s), want %q at %q (%s); %v", p.Flag, p.Path, p.Pointer(), tt.flag, tt.want, tt.pointer, p.Err)
+			}
+		})
+	}
+}
+
+func TestStrictProblemsHavePaths(t *testing.T) {
+	_, err := Load([]byte(brokenDoc), WithStrict())
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("got %v, want *ValidationError", err)
+	}
+	for _, p := range ve.Problems {
+		if len(p.Path) < 2 || p.Path[0] != "flags" || p.Path[1] != p.Flag {
+			t.Errorf("%s: path %q is not inside the flag", p.Flag, p.Path)
+		}
+	}
+}
+
+func TestDocumentErrorPaths(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		want      []string
+	}{
+		{"flags missing", `{"metadata": {}}`, nil},
+		{"flags of the wrong type", `{"flags": 3}`, []string{"flags"}},
+		{"$evaluators of the wrong type", `{"$evaluators": [], "flags": {}}`, []string{"$evaluators"}},
+		{"empty", " \n", nil},
+		{"YAML infinity in a variant", "flags:\n  f:\n    variants: {x: .inf}\n", []string{"flags", "f", "variants", "x"}},
+		{"YAML NaN in an array", "flags:\n  - key: a\n    variants: {x: [1, .nan]}\n", []string{"flags", "0", "variants", "x", "1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load([]byte(tt.doc))
+			var de *DocumentError
+			if !errors.As(err, &de) {
+				t.Fatalf("got %v, want *DocumentError", err)
+			}
+			if !slices.Equal(de.Path, tt.want) {
+				t.Errorf("path %q, want %q (%v)", de.Path, tt.want, err)
+			}
+		})
+	}
+}
+
+func TestWarningsNameTheirPointer(t *testing.T) {
+	var logs logtest.Buffer
+	mustLoad(t, `{"metadata": {"owner": ["x"]}, "flags": {
+	  "a/b": {"state": "ON", "variants": {"x": "x"}, "defaultVariant": "x", "metadata": {"team": null}},
+	  "legacy": {"state": "ENABLED", "variants": {"a": "a"}, "defaultVariant": "a",
+	    "targeting": {"fractionalEvaluation": ["email", ["a", 100]]}}}}`, WithLogger(logs.Logger()))
+	for _, want := range []string{
+		`msg="metadata \"owner\" is an array; only strings, numbers and booleans are kept" pointer=/metadata` + "\n",
+		`flag=a/b pointer=/flags/a~1b/state` + "\n",
+		`flag=a/b pointer=/flags/a~1b/metadata` + "\n",
+		`flag=legacy pointer=/flags/legacy/targeting` + "\n",
+	} {
+		if logs.Count(want) != 1 {
+			t.Errorf("no warning ending %q in\n%s", want, logs.String())
+		}
+	}
+}
