@@ -3,15 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
-
-	"github.com/flagsnap/flagsnap/evaluator"
 )
 
 // pos is a 1-based line and column in a flag file; columns count bytes in
@@ -22,7 +18,8 @@ type pos struct{ line, column int }
 // sourceMap tells where the parts of a flag document are written: a member
 // by its key, an array element by its first character, both addressed by
 // JSON pointer ("/flags/new-checkout/targeting/if/0"). The evaluator
-// reports problems by flag key and rule path; this is how they get a line.
+// reports where each problem is as such a pointer; this is how it gets a
+// line.
 type sourceMap struct {
 	at    map[string]pos
 	flags map[string]string // flag key → pointer of its definition
@@ -61,20 +58,6 @@ func (m *sourceMap) find(ptr string) pos {
 		}
 		ptr = ptr[:i]
 	}
-}
-
-// flag is the pointer of a flag's definition, "" when the file has none.
-func (m *sourceMap) flag(key string) string {
-	if p, ok := m.flags[key]; ok {
-		return p
-	}
-	// The evaluator names an entry of a flag array without a key by its
-	// index.
-	var i int
-	if _, err := fmt.Sscanf(key, "flags[%d]", &i); err == nil {
-		return "/flags/" + strconv.Itoa(i)
-	}
-	return ""
 }
 
 func escapePointer(tok string) string {
@@ -231,69 +214,4 @@ func (l lineIndex) pos(off int) pos {
 		}
 	}
 	return pos{line: i + 1, column: off - l.starts[i] + 1}
-}
-
-// rulePath turns the evaluator's path in a rule ("targeting.if[1].in") into
-// pointer segments ("/targeting/if/1/in").
-func rulePath(p string) string {
-	var b strings.Builder
-	for _, part := range strings.Split(p, ".") {
-		name, rest, _ := strings.Cut(part, "[")
-		if name != "" {
-			b.WriteString("/" + escapePointer(name))
-		}
-		for rest != "" {
-			idx, after, _ := strings.Cut(rest, "]")
-			b.WriteString("/" + idx)
-			rest = strings.TrimPrefix(after, "[")
-		}
-	}
-	return b.String()
-}
-
-var quoted = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
-
-// problemPointer says where in a flag's definition its problem is written.
-// The evaluator's messages are plain sentences; the part of the definition
-// they concern is read from them, falling back to the flag itself.
-func problemPointer(flagPtr string, err error) string {
-	var ce *evaluator.CompileError
-	if errors.As(err, &ce) {
-		return flagPtr + rulePath(ce.Path)
-	}
-	msg := err.Error()
-	names := quoted.FindAllStringSubmatch(msg, -1)
-	switch {
-	case strings.HasPrefix(msg, "defaultVariant"):
-		return flagPtr + "/defaultVariant"
-	case strings.HasPrefix(msg, "variants mix types") && len(names) >= 2:
-		return flagPtr + "/variants/" + escapePointer(unquote(names[1][0]))
-	case strings.HasPrefix(msg, "variant ") && len(names) >= 1:
-		return flagPtr + "/variants/" + escapePointer(unquote(names[0][0]))
-	case strings.HasPrefix(msg, `"variants"`):
-		return flagPtr + "/variants"
-	case strings.HasPrefix(msg, "$ref"):
-		return flagPtr + "/targeting"
-	}
-	return flagPtr
-}
-
-// warningPointer is problemPointer for the loader's warnings.
-func warningPointer(flagPtr, msg string) string {
-	switch {
-	case strings.HasPrefix(msg, "metadata"):
-		return flagPtr + "/metadata"
-	case strings.HasPrefix(msg, "state"):
-		return flagPtr + "/state"
-	case strings.Contains(msg, "fractionalEvaluation"):
-		return flagPtr + "/targeting"
-	}
-	return flagPtr
-}
-
-func unquote(s string) string {
-	if u, err := strconv.Unquote(s); err == nil {
-		return u
-	}
-	return strings.Trim(s, `"`)
 }

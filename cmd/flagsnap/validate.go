@@ -192,22 +192,21 @@ func checkDocument(data []byte) ([]problem, int) {
 			p.Line, p.Column = se.Line, se.Column
 			return []problem{p}, 0
 		}
-		p.Line, p.Column = posOf(src.find(documentPointer(err.Error())))
+		ptr := "" // the document as a whole
+		var de *evaluator.DocumentError
+		if errors.As(err, &de) {
+			ptr = de.Pointer()
+		}
+		p.Line, p.Column = posOf(src.find(ptr))
 		return append([]problem{p}, schemaProblems(data, src)...), 0
 	}
 	var out []problem
 	for _, fp := range set.Problems() {
-		p := problem{Severity: "error", Flag: fp.Flag, Message: fp.Err.Error(), Source: "flagsnap"}
-		p.Line, p.Column = posOf(src.find(problemPointer(src.flag(fp.Flag), fp.Err)))
-		out = append(out, p)
+		out = append(out, flagProblem(src, fp))
 	}
 	for _, w := range logged.records {
 		p := problem{Severity: "warning", Flag: w.flag, Message: w.msg, Source: "flagsnap"}
-		ptr := ""
-		if w.flag != "" {
-			ptr = src.flag(w.flag)
-		}
-		p.Line, p.Column = posOf(src.find(warningPointer(ptr, w.msg)))
+		p.Line, p.Column = posOf(src.find(w.pointer))
 		out = append(out, p)
 	}
 	out = append(out, schemaProblems(data, src)...)
@@ -219,18 +218,12 @@ func checkDocument(data []byte) ([]problem, int) {
 	return out, set.Len()
 }
 
-// documentPointer is the part of the document a document-level error
-// names.
-func documentPointer(msg string) string {
-	switch {
-	case strings.Contains(msg, `"$evaluators"`):
-		return "/$evaluators"
-	case strings.Contains(msg, `"flags" is missing`):
-		return ""
-	case strings.Contains(msg, `"flags"`):
-		return "/flags"
-	}
-	return ""
+// flagProblem reports a flag's problem where the evaluator says it is
+// written: its path, not its message, which is free to change.
+func flagProblem(src *sourceMap, fp evaluator.FlagProblem) problem {
+	p := problem{Severity: "error", Flag: fp.Flag, Message: fp.Err.Error(), Source: "flagsnap"}
+	p.Line, p.Column = posOf(src.find(fp.Pointer()))
+	return p
 }
 
 func schemaProblems(data []byte, src *sourceMap) []problem {
@@ -269,7 +262,9 @@ type loadLog struct {
 	records []loadRecord
 }
 
-type loadRecord struct{ flag, msg string }
+// loadRecord is one warning; pointer is where the evaluator says its
+// subject is written.
+type loadRecord struct{ flag, msg, pointer string }
 
 func (l *loadLog) Enabled(_ context.Context, level slog.Level) bool {
 	return level >= slog.LevelWarn && level < slog.LevelError
@@ -278,8 +273,11 @@ func (l *loadLog) Enabled(_ context.Context, level slog.Level) bool {
 func (l *loadLog) Handle(_ context.Context, r slog.Record) error {
 	rec := loadRecord{msg: r.Message}
 	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "flag" {
+		switch a.Key {
+		case "flag":
 			rec.flag = a.Value.String()
+		case "pointer":
+			rec.pointer = a.Value.String()
 		}
 		return true
 	})

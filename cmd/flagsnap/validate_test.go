@@ -2,10 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flagsnap/flagsnap/evaluator"
 )
 
 func TestValidate(t *testing.T) {
@@ -192,21 +196,6 @@ func TestValidateBadInput(t *testing.T) {
 	}
 }
 
-func TestRulePath(t *testing.T) {
-	tests := map[string]string{
-		"targeting":                   "/targeting",
-		"targeting.if[0].==[1]":       "/targeting/if/0/==/1",
-		"targeting.fractional[2][1]":  "/targeting/fractional/2/1",
-		"targeting.if[0].starts_with": "/targeting/if/0/starts_with",
-		"targeting.map[1].a~b/c":      "/targeting/map/1/a~0b~1c",
-	}
-	for in, want := range tests {
-		if got := rulePath(in); got != want {
-			t.Errorf("rulePath(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestSourceMapFallsBackToTheNearestWrittenParent(t *testing.T) {
 	src := newSourceMap([]byte("{\n  \"flags\": {\n    \"a\": {\"targeting\": {\"$ref\": \"x\"}}\n  }\n}"))
 	if got := src.find("/flags/a/targeting/if/0/in"); got != (pos{3, 11}) {
@@ -215,7 +204,60 @@ func TestSourceMapFallsBackToTheNearestWrittenParent(t *testing.T) {
 	if got := src.find("no-slash"); got != (pos{}) {
 		t.Errorf("not a pointer: %+v", got)
 	}
-	if got := src.flag("a"); got != "/flags/a" {
+	if got := src.flags["a"]; got != "/flags/a" {
 		t.Errorf("flag a at %q", got)
+	}
+}
+
+// TestProblemPositionsComeFromPaths holds validate's positions for problems
+// whose messages would mislead a reader of text (a key with '.', '/' or
+// quotes) and shows that rewording every message moves none of them.
+func TestProblemPositionsComeFromPaths(t *testing.T) {
+	file := testdata("paths.json")
+	want := map[string]pos{
+		"default":         {9, 7},   // its defaultVariant
+		"mixed":           {13, 34}, // the variant "c", a string after a number
+		"dotted-operator": {18, 29}, // the operator "a.b[0]"
+		"team/a~b":        {23, 7},  // its defaultVariant
+		"bucket":          {28, 65}, // the bucket "b"
+		"via-ref":         {33, 28}, // the $ref whose rule has the problem
+		"no-variants":     {35, 5},  // the flag, which lacks "variants"
+		"not-an-object":   {38, 5},
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := evaluator.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := newSourceMap(data)
+	problems := set.Problems()
+	if len(problems) != len(want) {
+		t.Errorf("%d problems, want %d: %v", len(problems), len(want), problems)
+	}
+	for _, fp := range problems {
+		w, ok := want[fp.Flag]
+		if !ok {
+			t.Errorf("unexpected problem %v", fp)
+			continue
+		}
+		if got := flagProblem(src, fp); got.Line != w.line || got.Column != w.column {
+			t.Errorf("%s at %d:%d, want %d:%d (%s)", fp.Flag, got.Line, got.Column, w.line, w.column, fp.Pointer())
+		}
+		fp.Err = errors.New("reworded")
+		if got := flagProblem(src, fp); got.Line != w.line || got.Column != w.column {
+			t.Errorf("%s reworded: at %d:%d, want %d:%d", fp.Flag, got.Line, got.Column, w.line, w.column)
+		}
+	}
+
+	stdout, stderr, code := runCmd(t, "validate", file)
+	wantStatus(t, code, exitNegative, stdout, stderr)
+	for flag, w := range want {
+		prefix := fmt.Sprintf("testdata/paths.json:%d:%d: error: flag %q: ", w.line, w.column, flag)
+		if !strings.Contains(stdout, "\n"+prefix) {
+			t.Errorf("no line starting %s in\n%s", prefix, stdout)
+		}
 	}
 }
