@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -58,65 +59,105 @@ type served struct {
 	doc            []byte // as read when serve started
 }
 
+// serveFlags is serve's options as given.
+type serveFlags struct {
+	addr, socket      string
+	certFile, keyFile string
+	selectorDir       string
+	syncCtx           contextValues
+}
+
+func (f *serveFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:8015", "TCP address to listen on")
+	fs.StringVar(&f.socket, "socket", "", "listen on this unix socket instead of TCP")
+	fs.StringVar(&f.certFile, "tls-cert", "", "serve TLS with this certificate (PEM) ...")
+	fs.StringVar(&f.keyFile, "tls-key", "", "... and this key (PEM)")
+	fs.StringVar(&f.selectorDir, "selector-dir", "", "also serve every flag file in this directory under its name as selector")
+	f.syncCtx = contextValues{}
+	fs.Var(f.syncCtx, "context-value", "KEY=VALUE added to the sync context and GetMetadata (repeatable)")
+}
+
 func (c *cmd) serve(ctx context.Context, args []string) int {
+	var f serveFlags
 	fs := c.flags(serveUsage)
-	addr := fs.String("addr", "127.0.0.1:8015", "TCP address to listen on")
-	socket := fs.String("socket", "", "listen on this unix socket instead of TCP")
-	certFile := fs.String("tls-cert", "", "serve TLS with this certificate (PEM) ...")
-	keyFile := fs.String("tls-key", "", "... and this key (PEM)")
-	selectorDir := fs.String("selector-dir", "", "also serve every flag file in this directory under its name as selector")
-	syncCtx := contextValues{}
-	fs.Var(syncCtx, "context-value", "KEY=VALUE added to the sync context and GetMetadata (repeatable)")
+	f.define(fs)
 	pos, status, ok := c.parseExactly(fs, args, 1, "one FILE")
 	if !ok {
 		return status
 	}
-	if *socket != "" && isSet(fs, "addr") {
-		return c.fail(exitBadInput, "give --addr or --socket, not both")
+	files, err := f.files(pos[0], isSet(fs, "addr"))
+	var srv *syncserver.Server
+	if err == nil {
+		srv, err = f.listen(files)
 	}
-	if (*certFile == "") != (*keyFile == "") {
-		return c.fail(exitBadInput, "--tls-cert and --tls-key go together")
+	if err != nil {
+		return c.fail(exitBadInput, "%v", err)
 	}
-	files := []served{{path: pos[0]}}
-	if *selectorDir != "" {
-		more, err := selectorFiles(*selectorDir)
+	defer srv.Close()
+	out := &lockedWriter{w: c.stdout}
+	fmt.Fprintf(out, "serving %s on %s%s\n", files[0].path, srv.Addr(), describeSelectors(files[1:], f.certFile != ""))
+	return c.watch(ctx, srv, files, out)
+}
+
+// files checks the options and reads every file to serve, FILE first: a
+// file that is not a flag set is refused before anything is served.
+func (f *serveFlags) files(file string, addrSet bool) ([]served, error) {
+	if f.socket != "" && addrSet {
+		return nil, errors.New("give --addr or --socket, not both")
+	}
+	if (f.certFile == "") != (f.keyFile == "") {
+		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	files := []served{{path: file}}
+	if f.selectorDir != "" {
+		more, err := selectorFiles(f.selectorDir)
 		if err != nil {
-			return c.fail(exitBadInput, "--selector-dir: %v", err)
+			return nil, fmt.Errorf("--selector-dir: %v", err)
 		}
 		files = append(files, more...)
 	}
-	opts := []syncserver.Option{syncserver.WithSyncContext(syncCtx), syncserver.WithMetadata(syncCtx)}
 	for i := range files {
-		f := &files[i]
 		var err error
-		if f.doc, _, err = loadFlags(f.path); err != nil {
-			return c.fail(exitBadInput, "%v", err)
+		if files[i].doc, _, err = loadFlags(files[i].path); err != nil {
+			return nil, err
 		}
-		opts = append(opts, syncserver.WithSelectorFlags(f.selector, f.doc))
 	}
-	if *certFile != "" {
-		cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+	return files, nil
+}
+
+// listen starts a server with the files' flags on the address or socket
+// asked for.
+func (f *serveFlags) listen(files []served) (*syncserver.Server, error) {
+	opts := []syncserver.Option{syncserver.WithSyncContext(f.syncCtx), syncserver.WithMetadata(f.syncCtx)}
+	for _, file := range files {
+		opts = append(opts, syncserver.WithSelectorFlags(file.selector, file.doc))
+	}
+	if f.certFile != "" {
+		cert, err := tls.LoadX509KeyPair(f.certFile, f.keyFile)
 		if err != nil {
-			return c.fail(exitBadInput, "--tls-cert/--tls-key: %v", err)
+			return nil, fmt.Errorf("--tls-cert/--tls-key: %v", err)
 		}
 		opts = append(opts, syncserver.WithCertificate(cert))
 	}
 	srv, err := syncserver.New(opts...)
 	if err != nil {
-		return c.fail(exitBadInput, "%v", err)
+		return nil, err
 	}
-	defer srv.Close()
-	if *socket != "" {
-		err = srv.ListenUnix(*socket)
+	if f.socket != "" {
+		err = srv.ListenUnix(f.socket)
 	} else {
-		err = srv.ListenTCP(*addr)
+		err = srv.ListenTCP(f.addr)
 	}
 	if err != nil {
-		return c.fail(exitBadInput, "%v", err)
+		srv.Close()
+		return nil, err
 	}
-	out := &lockedWriter{w: c.stdout}
-	fmt.Fprintf(out, "serving %s on %s%s\n", files[0].path, srv.Addr(), describeSelectors(files[1:], *certFile != ""))
+	return srv, nil
+}
 
+// watch pushes every change of the files to the streams until ctx ends,
+// or a watch fails.
+func (c *cmd) watch(ctx context.Context, srv *syncserver.Server, files []served, out io.Writer) int {
 	watchCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	failed := make(chan error, len(files))
