@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -16,6 +18,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/flagsnap/flagsnap/evaluator"
+	"github.com/flagsnap/flagsnap/fractional"
 )
 
 const simulateUsage = `Usage: flagsnap simulate FILE FLAG [--users N] [--key-template 'user-{i}'] [--context JSON]
@@ -63,82 +66,66 @@ type simulation struct {
 	transitions map[[2]string]int // with --against: (here, there) → users
 }
 
+// simFlags is simulate's options as given.
+type simFlags struct {
+	users                      int
+	template, inline           string
+	frac, against, againstFrac string
+	format, svg                string
+}
+
+func (f *simFlags) define(fs *flag.FlagSet) {
+	fs.IntVar(&f.users, "users", 100000, "number of synthetic users")
+	fs.StringVar(&f.template, "key-template", "user-{i}", "targeting key of user i")
+	fs.StringVar(&f.inline, "context", "", "context every user shares, as a JSON object")
+	fs.StringVar(&f.frac, "fractional", "", "fractional bucketing version: v1, v2 or v3 (default v2)")
+	fs.StringVar(&f.against, "against", "", "compare with this flag file")
+	fs.StringVar(&f.againstFrac, "against-fractional", "", "compare with this bucketing version (default: --fractional)")
+	fs.StringVar(&f.format, "format", "text", "output format: text, json or csv")
+	fs.StringVar(&f.svg, "svg", "", "write the chart to this SVG file")
+}
+
+// simRun is a simulation as the command line asks for it, its flag sets
+// loaded.
+type simRun struct {
+	simOptions
+	path, otherPath       string // otherPath is "" without a comparison
+	version, otherVersion fractional.Version
+	format, svg           string
+}
+
 func (c *cmd) simulate(ctx context.Context, args []string) int {
+	var f simFlags
 	fs := c.flags(simulateUsage)
-	users := fs.Int("users", 100000, "number of synthetic users")
-	template := fs.String("key-template", "user-{i}", "targeting key of user i")
-	inline := fs.String("context", "", "context every user shares, as a JSON object")
-	frac := fs.String("fractional", "", "fractional bucketing version: v1, v2 or v3 (default v2)")
-	againstFile := fs.String("against", "", "compare with this flag file")
-	againstFrac := fs.String("against-fractional", "", "compare with this bucketing version (default: --fractional)")
-	format := fs.String("format", "text", "output format: text, json or csv")
-	svgOut := fs.String("svg", "", "write the chart to this SVG file")
+	f.define(fs)
 	pos, status, ok := c.parseExactly(fs, args, 2, "FILE and FLAG")
 	if !ok {
 		return status
 	}
-	path, key := pos[0], pos[1]
-	if *users < 1 {
-		return c.fail(exitBadInput, "--users must be at least 1, not %d", *users)
+	run, err := f.check(pos[0], pos[1])
+	if err == nil {
+		err = run.load()
 	}
-	if !strings.Contains(*template, "{i}") {
-		return c.fail(exitBadInput, "--key-template must contain {i}, not %q", *template)
-	}
-	if err := oneOf("format", *format, "text", "json", "csv"); err != nil {
-		return c.fail(exitBadInput, "%v", err)
-	}
-	version, err := parseVersion("fractional", *frac)
 	if err != nil {
 		return c.fail(exitBadInput, "%v", err)
 	}
-	otherVersion := version
-	if *againstFrac != "" {
-		if otherVersion, err = parseVersion("against-fractional", *againstFrac); err != nil {
-			return c.fail(exitBadInput, "%v", err)
-		}
-	}
-	base, err := readContext(*inline, "")
-	if err != nil {
-		return c.fail(exitBadInput, "%v", err)
-	}
-	opts := simOptions{key: key, users: *users, template: *template, base: base}
-	if _, opts.set, err = loadFlags(path, evaluator.WithFractionalVersion(version)); err != nil {
-		return c.fail(exitBadInput, "%v", err)
-	}
-	if !hasFlag(opts.set, key) {
-		return c.fail(exitBadInput, "flag %q is not defined in %s", key, path)
-	}
-	comparing := *againstFile != "" || *againstFrac != ""
-	otherPath := path
-	if *againstFile != "" {
-		otherPath = *againstFile
-	}
-	if comparing {
-		if _, opts.against, err = loadFlags(otherPath, evaluator.WithFractionalVersion(otherVersion)); err != nil {
-			return c.fail(exitBadInput, "--against %v", err)
-		}
-		if !hasFlag(opts.against, key) {
-			return c.fail(exitBadInput, "flag %q is not defined in %s", key, otherPath)
-		}
-	}
-
-	p := newProgress(c.stderr, *users)
-	sim, err := simulateUsers(ctx, opts, p.update)
+	p := newProgress(c.stderr, run.users)
+	sim, err := simulateUsers(ctx, run.simOptions, p.update)
 	p.done()
 	if err != nil {
 		return c.fail(exitInterrupted, "%v", err)
 	}
-	rep := newSimReport(opts, sim)
-	rep.File, rep.Fractional = path, version.String()
-	if comparing {
-		rep.Against.File, rep.Against.Fractional = otherPath, otherVersion.String()
+	rep := newSimReport(run.simOptions, sim)
+	rep.File, rep.Fractional = run.path, run.version.String()
+	if run.otherPath != "" {
+		rep.Against.File, rep.Against.Fractional = run.otherPath, run.otherVersion.String()
 	}
-	if *svgOut != "" {
-		if err := writeSVGFile(*svgOut, rep); err != nil {
+	if run.svg != "" {
+		if err := writeSVGFile(run.svg, rep); err != nil {
 			return c.fail(exitBadInput, "--svg: %v", err)
 		}
 	}
-	switch *format {
+	switch run.format {
 	case "json":
 		writeJSON(c.stdout, rep)
 	case "csv":
@@ -147,6 +134,61 @@ func (c *cmd) simulate(ctx context.Context, args []string) int {
 		printSimulation(c.stdout, rep)
 	}
 	return exitOK
+}
+
+// check turns the options into a run; the files are read afterwards (see
+// load), so that a mistyped option is reported without waiting for them.
+func (f *simFlags) check(path, key string) (*simRun, error) {
+	if f.users < 1 {
+		return nil, fmt.Errorf("--users must be at least 1, not %d", f.users)
+	}
+	if !strings.Contains(f.template, "{i}") {
+		return nil, fmt.Errorf("--key-template must contain {i}, not %q", f.template)
+	}
+	if err := oneOf("format", f.format, "text", "json", "csv"); err != nil {
+		return nil, err
+	}
+	r := &simRun{path: path, format: f.format, svg: f.svg}
+	var err error
+	if r.version, err = parseVersion("fractional", f.frac); err != nil {
+		return nil, err
+	}
+	r.otherVersion = r.version
+	if f.againstFrac != "" {
+		if r.otherVersion, err = parseVersion("against-fractional", f.againstFrac); err != nil {
+			return nil, err
+		}
+	}
+	if f.against != "" || f.againstFrac != "" {
+		r.otherPath = cmp.Or(f.against, path)
+	}
+	r.simOptions = simOptions{key: key, users: f.users, template: f.template}
+	if r.base, err = readContext(f.inline, ""); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// load reads the flag file, and the one to compare with, each under its
+// bucketing version.
+func (r *simRun) load() error {
+	var err error
+	if _, r.set, err = loadFlags(r.path, evaluator.WithFractionalVersion(r.version)); err != nil {
+		return err
+	}
+	if !hasFlag(r.set, r.key) {
+		return fmt.Errorf("flag %q is not defined in %s", r.key, r.path)
+	}
+	if r.otherPath == "" {
+		return nil
+	}
+	if _, r.against, err = loadFlags(r.otherPath, evaluator.WithFractionalVersion(r.otherVersion)); err != nil {
+		return fmt.Errorf("--against %v", err)
+	}
+	if !hasFlag(r.against, r.key) {
+		return fmt.Errorf("flag %q is not defined in %s", r.key, r.otherPath)
+	}
+	return nil
 }
 
 // simulateUsers resolves the flag for every user, checking ctx as it goes.
