@@ -46,29 +46,51 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 
-	server, err := syncserver.New(syncserver.WithFlags(doc))
+	server, err := serve(doc)
 	if err != nil {
 		return err
 	}
 	defer server.Close()
-	if err := server.ListenTCP("127.0.0.1:0"); err != nil {
-		return err
-	}
 	fmt.Fprintf(out, "sync server on %s\n", server.Addr())
 
+	if err := connect(server.Port()); err != nil {
+		return err
+	}
+	defer openfeature.Shutdown()
+	return toggle(ctx, server, doc, *once, out)
+}
+
+// serve starts a sync server with doc on a free local port.
+func serve(doc []byte) (*syncserver.Server, error) {
+	server, err := syncserver.New(syncserver.WithFlags(doc))
+	if err != nil {
+		return nil, err
+	}
+	if err := server.ListenTCP("127.0.0.1:0"); err != nil {
+		server.Close()
+		return nil, err
+	}
+	return server, nil
+}
+
+// connect makes flagsnap, in-process against the server on port,
+// OpenFeature's provider, once it has the flags.
+func connect(port int) error {
 	provider, err := flagsnap.NewProvider(
 		flagsnap.WithResolver(flagsnap.ResolverInProcess),
 		flagsnap.WithHost("127.0.0.1"),
-		flagsnap.WithPort(server.Port()),
+		flagsnap.WithPort(port),
 	)
 	if err != nil {
 		return err
 	}
-	if err := openfeature.SetProviderAndWait(provider); err != nil {
-		return err
-	}
-	defer openfeature.Shutdown()
+	return openfeature.SetProviderAndWait(provider)
+}
 
+// toggle switches new-checkout's default variant on the server and shows
+// what a user gets after each CONFIGURATION_CHANGED, until ctx ends, or
+// once.
+func toggle(ctx context.Context, server *syncserver.Server, doc []byte, once bool, out io.Writer) error {
 	client := openfeature.NewDefaultClient()
 	changes := make(chan openfeature.EventDetails, 8)
 	onChange := func(d openfeature.EventDetails) { changes <- d }
@@ -98,7 +120,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return nil
 		}
 		show()
-		if *once {
+		if once {
 			return nil
 		}
 		select {
