@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -176,6 +177,13 @@ type Server struct {
 	requests []Request
 	subs     map[*subscriber]struct{}
 	changed  chan struct{} // closed and replaced whenever len(subs) changes
+
+	// resps is, per selector, the response for its set with the current
+	// sync context, so that every stream following the selector, those
+	// opened later included, sends one encoding of it.
+	resps map[string]*response
+
+	encodings atomic.Int64 // responses encoded, for tests
 }
 
 // generation is one run of a gRPC server between a listen and a stop; a
@@ -199,6 +207,7 @@ func New(opts ...Option) (*Server, error) {
 		msg:            c.msg,
 		subs:           make(map[*subscriber]struct{}),
 		changed:        make(chan struct{}),
+		resps:          make(map[string]*response),
 		streamDeadline: c.streamDeadline,
 	}
 	if c.flagd {
@@ -308,6 +317,7 @@ func (s *Server) serve(lis net.Listener) {
 		// Stop has to return with every handler gone, or a stream could
 		// still be registered (and a goroutine running) after it.
 		grpc.WaitForHandlers(true),
+		grpc.ForceServerCodecV2(newWireCodec()),
 	}
 	if s.tlsConf != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(s.tlsConf)))
@@ -392,17 +402,31 @@ func (s *Server) SetFlags(doc []byte) {
 }
 
 // SetSelectorFlags replaces (or adds) the set for selector and sends it to
-// every stream serving that selector. It never waits for a stream.
+// every stream serving that selector. It never waits for a stream, and
+// encodes the set once for all of them.
 func (s *Server) SetSelectorFlags(selector string, doc []byte) {
 	payload := s.payload(string(doc))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sets[selector] = payload
+	resp := s.newResponse(payload, s.syncCtx)
+	s.resps[selector] = resp
 	for sub := range s.subs {
 		if sub.selector == selector {
-			sub.push(message{payload: payload, syncCtx: s.syncCtx})
+			sub.push(message{resp: resp})
 		}
 	}
+}
+
+// responseLocked is the response for selector's set, which must exist;
+// Server.mu must be held.
+func (s *Server) responseLocked(selector string) *response {
+	resp := s.resps[selector]
+	if resp == nil {
+		resp = s.newResponse(s.sets[selector], s.syncCtx)
+		s.resps[selector] = resp
+	}
+	return resp
 }
 
 // payload is what the server sends for a flag document: the document, or
@@ -445,8 +469,9 @@ func (s *Server) GoAwayTooManyPings() (int, error) {
 func (s *Server) SendRaw(payload string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	resp := s.newResponse(payload, s.syncCtx)
 	for sub := range s.subs {
-		sub.push(message{payload: payload, syncCtx: s.syncCtx, raw: true})
+		sub.push(message{resp: resp, raw: true})
 	}
 }
 
@@ -462,8 +487,9 @@ func (s *Server) SetSyncContext(ctx map[string]any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.syncCtx = st
+	clear(s.resps)
 	for sub := range s.subs {
-		sub.push(message{payload: s.sets[sub.selector], syncCtx: st})
+		sub.push(message{resp: s.responseLocked(sub.selector)})
 	}
 }
 

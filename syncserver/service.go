@@ -12,14 +12,12 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // message is one response waiting to be sent on a stream.
 type message struct {
-	payload string
-	syncCtx *structpb.Struct // shared and never modified; cloned when sent
-	raw     bool
+	resp *response
+	raw  bool
 }
 
 // subscriber is one open SyncFlags stream. Its queue is filled by the
@@ -64,15 +62,14 @@ func (svc *service) SyncFlags(req *syncv1.SyncFlagsRequest, stream grpc.ServerSt
 	r := svc.record(ctx, "SyncFlags", req.GetProviderId(), req.GetSelector())
 
 	s.mu.Lock()
-	doc, err := s.selectLocked(r)
-	if err != nil {
+	if _, err := s.selectLocked(r); err != nil {
 		s.mu.Unlock()
 		return err
 	}
 	sub := &subscriber{selector: selectorOf(r), wake: make(chan struct{}, 1)}
 	// Queued and registered in one critical section, so no change made
 	// between the first message and registration can be missed.
-	sub.push(message{payload: doc, syncCtx: s.syncCtx})
+	sub.push(message{resp: s.responseLocked(sub.selector)})
 	s.subs[sub] = struct{}{}
 	s.streamsChangedLocked()
 	s.mu.Unlock()
@@ -90,7 +87,9 @@ func (svc *service) SyncFlags(req *syncv1.SyncFlagsRequest, stream grpc.ServerSt
 		sub.queue = nil
 		s.mu.Unlock()
 		for _, m := range pending {
-			if err := stream.Send(m.response()); err != nil {
+			// Not Send, which takes only a SyncFlagsResponse: the server's
+			// codec sends a *response as its shared encoding.
+			if err := stream.SendMsg(m.resp); err != nil {
 				return err
 			}
 		}
@@ -106,16 +105,6 @@ func (svc *service) SyncFlags(req *syncv1.SyncFlagsRequest, stream grpc.ServerSt
 			return status.Error(codes.Unavailable, "sync server stopped")
 		}
 	}
-}
-
-func (m message) response() *syncv1.SyncFlagsResponse {
-	b := syncv1.SyncFlagsResponse_builder{FlagConfiguration: m.payload}
-	if m.syncCtx != nil {
-		// Each stream marshals its own copy; the stored Struct is shared by
-		// every stream and every queued message.
-		b.SyncContext = proto.CloneOf(m.syncCtx)
-	}
-	return b.Build()
 }
 
 func (svc *service) FetchAllFlags(ctx context.Context, req *syncv1.FetchAllFlagsRequest) (*syncv1.FetchAllFlagsResponse, error) {

@@ -12,18 +12,18 @@ import (
 func TestPushReplacesUnsentSets(t *testing.T) {
 	sub := &subscriber{wake: make(chan struct{}, 1)}
 	for _, m := range []message{
-		{payload: "set1"},
-		{payload: "set2"},
-		{payload: "raw1", raw: true},
-		{payload: "raw2", raw: true},
-		{payload: "set3"},
-		{payload: "set4"},
+		{resp: &response{payload: "set1"}},
+		{resp: &response{payload: "set2"}},
+		{resp: &response{payload: "raw1"}, raw: true},
+		{resp: &response{payload: "raw2"}, raw: true},
+		{resp: &response{payload: "set3"}},
+		{resp: &response{payload: "set4"}},
 	} {
 		sub.push(m)
 	}
 	var got []string
 	for _, m := range sub.queue {
-		got = append(got, m.payload)
+		got = append(got, m.resp.payload)
 	}
 	if want := []string{"set2", "raw1", "raw2", "set4"}; !slices.Equal(got, want) {
 		t.Errorf("queue = %q, want %q", got, want)
