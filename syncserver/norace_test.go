@@ -1,0 +1,5 @@
+//go:build !race
+
+package syncserver
+
+const raceEnabled = false
