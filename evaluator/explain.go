@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/flagsnap/flagsnap/fractional"
@@ -298,9 +297,6 @@ func setPaths(s *Step, at string) {
 	case opIf, opAnd, opOr:
 		markSkipped(s)
 	}
-	if s.Bucketing != nil {
-		s.Bucketing.nameBuckets(s)
-	}
 }
 
 // markSkipped marks the constant inputs of if, and and or that were not
@@ -336,91 +332,89 @@ func markSkipped(s *Step) {
 	}
 }
 
-// nameBuckets puts each bucket's variant next to its weight: the first
-// element of the bucket, as written or as evaluated.
-func (b *Bucketing) nameBuckets(s *Step) {
-	n := s.node
-	if !n.list || len(n.args) < len(b.Buckets) {
-		return
-	}
-	for i, a := range n.args[len(n.args)-len(b.Buckets):] {
-		switch {
-		case a.op == opConst && a.lit.k == kArr && arrLen(a.lit) > 0:
-			b.Buckets[i].Variant = (&env{}).toAny(arrAt(a.lit, 0))
-		case a.op == opArray && len(a.args) > 0 && a.args[0].op == opConst:
-			b.Buckets[i].Variant = (&env{}).toAny(a.args[0].lit)
-		case a.op == opArray && len(a.args) > 0:
-			if st := stepOf(s.Args, a.args[0]); st != nil {
-				b.Buckets[i].Variant = st.Result
-			}
-		}
-		if st := stepOf(s.Args, a); st != nil {
-			if arr, ok := st.Result.([]any); ok && len(arr) > 0 {
-				b.Buckets[i].Variant = arr[0]
-			}
-		}
-	}
+// fracWork is the work of a fractional operation as the evaluator did
+// it: hasBy and by are its bucketing value, ok whether there was an input
+// to hash, choice the bucket chosen for it (Index is the bucket whose
+// variant the operation answers), weights and total the buckets', variants
+// the variant of each bucket.
+type fracWork struct {
+	hasBy    bool
+	by       value
+	ok       bool
+	choice   fractional.Choice
+	weights  []uint32
+	total    uint32
+	variants []value
 }
 
-// hashed records what a fractional operation hashed, called by the
-// evaluator right after hashing: hasBy and by are its bucketing value, h
-// and ok what bucketHash answered, weights and total the buckets'.
-func (t *tracer) hashed(e *env, hasBy bool, by value, h uint32, ok bool, weights []uint32, total uint32) {
+// bucketed records the work of a fractional operation, called by the
+// evaluator right after it chose a bucket. The numbers are the evaluator's
+// own; only the bytes hashed are written again, by the encoders the hash
+// functions use.
+func (t *tracer) bucketed(e *env, w *fracWork) {
 	if len(t.stack) == 0 {
 		return
 	}
 	v := e.fs.version
-	b := &Bucketing{Version: v, Total: total, Selected: -1}
+	b := &Bucketing{Version: v, Total: w.total, Selected: -1}
 	t.stack[len(t.stack)-1].Bucketing = b
-	if hasBy && (by.k != kNull || v == fractional.V3) {
-		b.Value = e.hashable(by)
-		if v != fractional.V3 && by.k == kStr {
-			b.Value = by.str()
-		}
-		switch {
-		case ok && v == fractional.V3:
-			b.Bytes, _ = fractional.AppendCBOR(nil, b.Value)
-		case ok:
-			b.Bytes = []byte(by.str())
-		case by.k == kNull:
-			b.NoInput = "the bucketing value is null"
-		case v != fractional.V3:
-			b.NoInput = fmt.Sprintf("%s hashes only strings, and the bucketing value is %s", v, kindName(by.k))
-		default:
-			b.NoInput = "the bucketing value cannot be encoded"
-		}
+	if bucketsByValue(v, w.hasBy, w.by) {
+		b.hashedValue(e, w.by, w.ok)
 	} else {
-		b.Default, b.FlagKey = true, e.f.key
-		tk := e.rootGet(targetingKeyKey)
-		b.TargetingKey = e.toAny(tk)
-		switch {
-		case !ok:
-			b.NoInput = "no targeting key (it must be a non-empty string)"
-		case v == fractional.V3:
-			b.Bytes, _ = fractional.AppendCBOR(nil, []any{e.f.key, tk.str()})
-		default:
-			b.Bytes = []byte(e.f.key + tk.str())
-		}
+		b.hashedDefault(e, w.ok)
 	}
+	ends := fractional.AppendEnds(make([]float64, 0, len(w.weights)), v, w.weights, w.total)
 	var start float64
-	for _, w := range weights {
-		size := float64(w)
-		if v == fractional.V1 {
-			size = 100 * float64(w) / float64(total)
+	for i, weight := range w.weights {
+		end := start
+		if i < len(ends) {
+			end = ends[i]
 		}
-		b.Buckets = append(b.Buckets, Bucket{Weight: w, Start: start, End: start + size})
-		start += size
+		c := Bucket{Weight: weight, Start: start, End: end}
+		if i < len(w.variants) {
+			c.Variant = e.toAny(w.variants[i])
+		}
+		b.Buckets = append(b.Buckets, c)
+		start = end
 	}
-	if !ok || total == 0 {
+	if w.ok {
+		b.Hash, b.Bucket, b.Selected = w.choice.Hash, w.choice.Bucket, w.choice.Index
+	}
+}
+
+// hashedValue records a bucketing value, and the bytes hashed for it or
+// why there were none.
+func (b *Bucketing) hashedValue(e *env, by value, ok bool) {
+	v := b.Version
+	b.Value = e.hashable(by)
+	if v != fractional.V3 && by.k == kStr {
+		b.Value = by.str()
+	}
+	switch {
+	case ok && v == fractional.V3:
+		// HashValue hashes exactly what AppendCBOR writes.
+		b.Bytes, _ = fractional.AppendCBOR(nil, b.Value)
+	case ok:
+		b.Bytes = fractional.AppendString(nil, v, by.str())
+	case by.k == kNull:
+		b.NoInput = "the bucketing value is null"
+	case v != fractional.V3:
+		b.NoInput = fmt.Sprintf("%s hashes only strings, and the bucketing value is %s", v, kindName(by.k))
+	default:
+		b.NoInput = "the bucketing value cannot be encoded"
+	}
+}
+
+// hashedDefault records the default bucketing input, and the bytes hashed
+// for it or why there were none.
+func (b *Bucketing) hashedDefault(e *env, ok bool) {
+	tk := e.rootGet(targetingKeyKey)
+	b.Default, b.FlagKey, b.TargetingKey = true, e.f.key, e.toAny(tk)
+	if !ok {
+		b.NoInput = "no targeting key (it must be a non-empty string)"
 		return
 	}
-	b.Hash = h
-	if v == fractional.V1 {
-		b.Bucket = math.Abs(float64(int32(h))) / math.MaxInt32 * 100
-	} else {
-		b.Bucket = float64((uint64(h) * uint64(total)) >> 32)
-	}
-	b.Selected = fractional.Pick(v, h, weights, total)
+	b.Bytes = fractional.AppendDefault(nil, b.Version, e.f.key, tk.str())
 }
 
 // MarshalJSON spells the reason and the error code as OpenFeature does.

@@ -149,37 +149,40 @@ func TestExplainTree(t *testing.T) {
 	}
 }
 
+// explainFractionalCases are fractional rules of explainDoc with the input
+// each hashes, shared with TestFractionalExplainAgreesWithEvaluation.
+var explainFractionalCases = []struct {
+	name    string
+	version fractional.Version
+	key     string
+	ctx     map[string]any
+	bytes   string // hex; "" when nothing is hashed
+	noInput string
+	total   uint32
+}{
+	{"default input v2", fractional.V2, "color", map[string]any{"targetingKey": "user-3"},
+		"636f6c6f72" + "757365722d33", "", 100},
+	{"default input v1", fractional.V1, "color", map[string]any{"targetingKey": "user-3"},
+		"636f6c6f72" + "757365722d33", "", 100},
+	// [flagKey, targetingKey] as a CBOR array of two text strings.
+	{"default input v3", fractional.V3, "color", map[string]any{"targetingKey": "user-3"},
+		"82" + "65" + "636f6c6f72" + "66" + "757365722d33", "", 100},
+	{"no targeting key", fractional.V2, "color", map[string]any{}, "", "no targeting key (it must be a non-empty string)", 100},
+	{"string value v2", fractional.V2, "by-user", map[string]any{"user": map[string]any{"id": "u-7"}}, "752d37", "", 2},
+	{"number value v2", fractional.V2, "by-user", map[string]any{"user": map[string]any{"id": 7}}, "", "v2 hashes only strings, and the bucketing value is a number", 2},
+	// v3 hashes the caller's int64 beyond 2^53 exactly.
+	{"int64 value v3", fractional.V3, "by-user", map[string]any{"user": map[string]any{"id": int64(9007199254740993)}}, "1b0020000000000001", "", 2},
+	{"computed weights", fractional.V2, "computed", map[string]any{"org": "acme"}, "636f6d70757465646163" + "6d65", "", 4},
+	// Variants that are expressions: with constant weights the
+	// fractional evaluates them itself, with computed ones each bucket
+	// is evaluated as an array.
+	{"variant expression", fractional.V2, "picked", map[string]any{"user": map[string]any{"id": "u-1"}, "color": "red"}, "752d31", "", 2},
+	{"variant expression, other bucket", fractional.V2, "picked", map[string]any{"user": map[string]any{"id": "u-5"}, "color": "red"}, "752d35", "", 2},
+	{"variant and weight expressions", fractional.V2, "picked-weighted", map[string]any{"user": map[string]any{"id": "u-1"}, "color": "red", "w": 1}, "752d31", "", 2},
+}
+
 func TestExplainFractional(t *testing.T) {
-	tests := []struct {
-		name    string
-		version fractional.Version
-		key     string
-		ctx     map[string]any
-		bytes   string // hex; "" when nothing is hashed
-		noInput string
-		total   uint32
-	}{
-		{"default input v2", fractional.V2, "color", map[string]any{"targetingKey": "user-3"},
-			"636f6c6f72" + "757365722d33", "", 100},
-		{"default input v1", fractional.V1, "color", map[string]any{"targetingKey": "user-3"},
-			"636f6c6f72" + "757365722d33", "", 100},
-		// [flagKey, targetingKey] as a CBOR array of two text strings.
-		{"default input v3", fractional.V3, "color", map[string]any{"targetingKey": "user-3"},
-			"82" + "65" + "636f6c6f72" + "66" + "757365722d33", "", 100},
-		{"no targeting key", fractional.V2, "color", map[string]any{}, "", "no targeting key (it must be a non-empty string)", 100},
-		{"string value v2", fractional.V2, "by-user", map[string]any{"user": map[string]any{"id": "u-7"}}, "752d37", "", 2},
-		{"number value v2", fractional.V2, "by-user", map[string]any{"user": map[string]any{"id": 7}}, "", "v2 hashes only strings, and the bucketing value is a number", 2},
-		// v3 hashes the caller's int64 beyond 2^53 exactly.
-		{"int64 value v3", fractional.V3, "by-user", map[string]any{"user": map[string]any{"id": int64(9007199254740993)}}, "1b0020000000000001", "", 2},
-		{"computed weights", fractional.V2, "computed", map[string]any{"org": "acme"}, "636f6d70757465646163" + "6d65", "", 4},
-		// Variants that are expressions: with constant weights the
-		// fractional evaluates them itself, with computed ones each bucket
-		// is evaluated as an array.
-		{"variant expression", fractional.V2, "picked", map[string]any{"user": map[string]any{"id": "u-1"}, "color": "red"}, "752d31", "", 2},
-		{"variant expression, other bucket", fractional.V2, "picked", map[string]any{"user": map[string]any{"id": "u-5"}, "color": "red"}, "752d35", "", 2},
-		{"variant and weight expressions", fractional.V2, "picked-weighted", map[string]any{"user": map[string]any{"id": "u-1"}, "color": "red", "w": 1}, "752d31", "", 2},
-	}
-	for _, tt := range tests {
+	for _, tt := range explainFractionalCases {
 		t.Run(tt.name, func(t *testing.T) {
 			set := mustLoad(t, explainDoc, WithFractionalVersion(tt.version))
 			x, err := set.Explain(tt.key, tt.ctx)

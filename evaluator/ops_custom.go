@@ -261,7 +261,7 @@ func (e *env) fractional(n *node) value {
 			// one as the rule needs.
 			switch {
 			case spec.exprCount == 0:
-				i := e.pickBucket(spec, by)
+				i := e.pickBucket(spec, by, nil)
 				if i < 0 {
 					return null
 				}
@@ -299,35 +299,50 @@ func (e *env) pickComputed(spec *fracSpec, by value, computed []value) value {
 		computed[j] = v
 		j++
 	}
-	i := e.pickBucket(spec, by)
+	i := e.pickBucket(spec, by, computed)
 	if i < 0 {
 		return null
 	}
-	if spec.exprs[i] != nil {
-		j := 0
-		for _, x := range spec.exprs[:i] {
-			if x != nil {
-				j++
-			}
-		}
-		return computed[j]
-	}
-	return spec.variants[i]
+	return spec.variant(i, computed)
 }
 
-// pickBucket is the bucket fractional chooses for by, or -1 for none.
-func (e *env) pickBucket(spec *fracSpec, by value) int {
+// variant is the variant of bucket i, computed holding the values of the
+// variants that are expressions in bucket order.
+func (spec *fracSpec) variant(i int, computed []value) value {
+	if spec.exprs[i] == nil {
+		return spec.variants[i]
+	}
+	j := 0
+	for _, x := range spec.exprs[:i] {
+		if x != nil {
+			j++
+		}
+	}
+	return computed[j]
+}
+
+// pickBucket is the bucket fractional chooses for by, or -1 for none;
+// computed is as for variant.
+func (e *env) pickBucket(spec *fracSpec, by value, computed []value) int {
 	if spec.table == nil {
 		return -1
 	}
 	h, ok := e.bucketHash(spec.by != nil, by, spec.tk)
+	var c fractional.Choice
+	if ok {
+		c = spec.table.Choose(e.fs.version, h)
+	}
 	if e.trace != nil {
-		e.trace.hashed(e, spec.by != nil, by, h, ok, spec.table.Weights(), spec.table.Total())
+		variants := make([]value, len(spec.variants))
+		for i := range variants {
+			variants[i] = spec.variant(i, computed)
+		}
+		e.trace.bucketed(e, &fracWork{spec.by != nil, by, ok, c, spec.table.Weights(), spec.table.Total(), variants})
 	}
 	if !ok {
 		return -1
 	}
-	return spec.table.Pick(e.fs.version, h)
+	return c.Index
 }
 
 // fractionalOf is fractional over evaluated arguments:
@@ -372,17 +387,21 @@ func (e *env) fractionalOf(list []value, isList bool) value {
 		return null
 	}
 	h, ok := e.bucketHash(hasBy, by, nil)
+	var c fractional.Choice
+	if ok {
+		c = fractional.Choose(e.fs.version, h, weights, total)
+	}
 	if e.trace != nil {
-		e.trace.hashed(e, hasBy, by, h, ok, weights, total)
+		variants := make([]value, len(buckets))
+		for i, b := range buckets {
+			variants[i] = arrAt(b, 0)
+		}
+		e.trace.bucketed(e, &fracWork{hasBy, by, ok, c, weights, total, variants})
 	}
-	if !ok {
+	if !ok || c.Index < 0 {
 		return null
 	}
-	i := fractional.Pick(e.fs.version, h, weights, total)
-	if i < 0 {
-		return null
-	}
-	return arrAt(buckets[i], 0)
+	return arrAt(buckets[c.Index], 0)
 }
 
 // bucketHash hashes the bucketing input of the configured version. Without
@@ -390,7 +409,7 @@ func (e *env) fractionalOf(list []value, isList bool) value {
 // the flag key and a non-empty targeting key.
 func (e *env) bucketHash(hasBy bool, by value, tk *varSpec) (uint32, bool) {
 	v := e.fs.version
-	if hasBy && (by.k != kNull || v == fractional.V3) {
+	if bucketsByValue(v, hasBy, by) {
 		if s, ok := by.ref.(string); ok && by.k == kStr {
 			return fractional.HashString(v, s), true
 		}
@@ -419,6 +438,12 @@ func (e *env) bucketHash(hasBy bool, by value, tk *varSpec) (uint32, bool) {
 		return 0, false
 	}
 	return fractional.HashDefault(v, e.f.key, key.str()), true
+}
+
+// bucketsByValue reports whether fractional hashes its bucketing value
+// rather than the flag key and the targeting key.
+func bucketsByValue(v fractional.Version, hasBy bool, by value) bool {
+	return hasBy && (by.k != kNull || v == fractional.V3)
 }
 
 // hashable is the Go value v3 hashes for v: the caller's own value, as far

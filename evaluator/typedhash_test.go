@@ -39,22 +39,25 @@ type (
 	hashLabel  string
 )
 
-// In v3 the value a var takes from the context is hashed as the caller's
-// Go value, exactly as fractional.HashValue hashes it, at any depth;
-// values a rule computes are hashed in the targeting language's model.
-func TestV3HashesTheCallersValue(t *testing.T) {
+// v3HashCase is a bucketing expression and a context, with the Go value
+// whose hash v3 must bucket by.
+type v3HashCase struct {
+	name string
+	expr string
+	ctx  map[string]any
+	want any // the Go value whose hash is expected
+	// jsonDiffers marks values whose JSON form hashes differently: the
+	// form flagd's engine, and this one before, bucketed by.
+	jsonDiffers bool
+}
+
+// v3HashCases are the cases of TestV3HashesTheCallersValue, shared with
+// TestFractionalExplainAgreesWithEvaluation.
+func v3HashCases() []v3HashCase {
 	big := int64(math.MaxInt64)
 	newYear := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	half := newYear.Add(500 * time.Millisecond)
-	cases := []struct {
-		name string
-		expr string
-		ctx  map[string]any
-		want any // the Go value whose hash is expected
-		// jsonDiffers marks values whose JSON form hashes differently: the
-		// form flagd's engine, and this one before, bucketed by.
-		jsonDiffers bool
-	}{
+	return []v3HashCase{
 		{"int64 beyond 2^53", `{"var": "h"}`, map[string]any{"h": big}, big, true},
 		{"uint64", `{"var": "h"}`, map[string]any{"h": uint64(math.MaxUint64)}, uint64(math.MaxUint64), true},
 		{"int", `{"var": "h"}`, map[string]any{"h": 1<<53 + 1}, 1<<53 + 1, true},
@@ -102,7 +105,13 @@ func TestV3HashesTheCallersValue(t *testing.T) {
 		{"arithmetic", `{"+": [{"var": "h"}, 0]}`, map[string]any{"h": big}, float64(big), false},
 		{"cat", `{"cat": [{"var": "h"}]}`, map[string]any{"h": big}, "9223372036854776000", false},
 	}
-	for _, c := range cases {
+}
+
+// In v3 the value a var takes from the context is hashed as the caller's
+// Go value, exactly as fractional.HashValue hashes it, at any depth;
+// values a rule computes are hashed in the targeting language's model.
+func TestV3HashesTheCallersValue(t *testing.T) {
+	for _, c := range v3HashCases() {
 		t.Run(c.name, func(t *testing.T) {
 			got, ok := bucketInput(t, fractional.V3, c.expr, c.ctx)
 			if !ok {
@@ -140,36 +149,48 @@ func jsonRoundTrip(t *testing.T, x any) any {
 	return out
 }
 
+// v3NullForms are null in the Go forms a context may hold it in.
+var v3NullForms = []any{nil, []any(nil), map[string]any(nil), []string(nil), (*time.Time)(nil), (*hashAccount)(nil)}
+
 // Null, in whatever Go form, is no bucketing value in v3.
 func TestV3NullFormsAreNoValue(t *testing.T) {
-	for _, x := range []any{nil, []any(nil), map[string]any(nil), []string(nil), (*time.Time)(nil), (*hashAccount)(nil)} {
+	for _, x := range v3NullForms {
 		if h, ok := bucketInput(t, fractional.V3, `{"var": "h"}`, map[string]any{"h": x}); ok {
 			t.Errorf("%#v: bucketed by %#x", x, h)
 		}
 	}
 }
 
+// textHashCase is a context value and the text v1 and v2 hash for it.
+type textHashCase struct {
+	x    any
+	text string
+}
+
+func textHashCases() []textHashCase {
+	newYear := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	return []textHashCase{
+		{newYear, "2024-01-01T00:00:00Z"},
+		{&newYear, "2024-01-01T00:00:00Z"},
+		{hashLabel("ada"), "ada"},
+		{"a\xff", "a\ufffd"},
+	}
+}
+
+// textUnhashable are context values that are no bucketing value before v3.
+var textUnhashable = []any{int64(math.MaxInt64), float32(0.5), json.Number("1"), true, map[string]any{"a": "b"}}
+
 // Before v3 only strings are hashed; a time is its JSON text, as flagd's
 // engine reads it, and numbers are no bucketing value.
 func TestV1V2HashText(t *testing.T) {
-	newYear := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, v := range []fractional.Version{fractional.V1, fractional.V2} {
-		cases := []struct {
-			x    any
-			text string
-		}{
-			{newYear, "2024-01-01T00:00:00Z"},
-			{&newYear, "2024-01-01T00:00:00Z"},
-			{hashLabel("ada"), "ada"},
-			{"a\xff", "a\ufffd"},
-		}
-		for _, c := range cases {
+		for _, c := range textHashCases() {
 			got, ok := bucketInput(t, v, `{"var": "h"}`, map[string]any{"h": c.x})
 			if want := fractional.HashString(v, c.text); !ok || got != want {
 				t.Errorf("%v %#v: %#x %v, want %#x, the hash of %q", v, c.x, got, ok, want, c.text)
 			}
 		}
-		for _, x := range []any{int64(math.MaxInt64), float32(0.5), json.Number("1"), true, map[string]any{"a": "b"}} {
+		for _, x := range textUnhashable {
 			if h, ok := bucketInput(t, v, `{"var": "h"}`, map[string]any{"h": x}); ok {
 				t.Errorf("%v %#v: bucketed by %#x, want no value", v, x, h)
 			}
@@ -203,21 +224,32 @@ func TestExactValuesCompareAsBefore(t *testing.T) {
 	}
 }
 
+// typedHashDoc buckets by a context value at the top level ("top") and in a
+// map ("nested"), typedHashContext(x) holding x in both places.
+const typedHashDoc = `{"flags": {
+  "top": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
+    "targeting": {"fractional": [{"var": "n"}, ["a", 1], ["b", 1]]}},
+  "nested": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
+    "targeting": {"fractional": [{"var": "user.n"}, ["a", 1], ["b", 1]]}}
+}}`
+
+func typedHashContext(x any) map[string]any {
+	return map[string]any{"targetingKey": "k", "n": x, "user": map[string]any{"n": x}}
+}
+
+// typedHashValues are hashed in v3 without an allocation.
+var typedHashValues = []any{"user-1", int64(math.MaxInt64), uint64(math.MaxUint64), 42, float32(272180.5625), 0.1,
+	json.Number("9223372036854775807"), json.Number("2.5"), true}
+
 // Numbers and strings from the context reach the v3 hash without an
 // allocation, at the top level and inside a map.
 func TestTypedHashingDoesNotAllocate(t *testing.T) {
 	if testing.CoverMode() != "" {
 		t.Skip("coverage instrumentation changes allocation counts")
 	}
-	set := mustLoad(t, `{"flags": {
-	  "top": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
-	    "targeting": {"fractional": [{"var": "n"}, ["a", 1], ["b", 1]]}},
-	  "nested": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
-	    "targeting": {"fractional": [{"var": "user.n"}, ["a", 1], ["b", 1]]}}
-	}}`, WithFractionalVersion(fractional.V3))
-	for _, x := range []any{"user-1", int64(math.MaxInt64), uint64(math.MaxUint64), 42, float32(272180.5625), 0.1,
-		json.Number("9223372036854775807"), json.Number("2.5"), true} {
-		ctx := map[string]any{"targetingKey": "k", "n": x, "user": map[string]any{"n": x}}
+	set := mustLoad(t, typedHashDoc, WithFractionalVersion(fractional.V3))
+	for _, x := range typedHashValues {
+		ctx := typedHashContext(x)
 		for _, key := range []string{"top", "nested"} {
 			if r := set.ResolveString(key, "", ctx); r.Reason != ReasonTargetingMatch {
 				t.Fatalf("%s %#v: %+v", key, x, r)
@@ -229,23 +261,32 @@ func TestTypedHashingDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// oracleV3Rule buckets by the context's x into 64 buckets, b0 to b63, fine
+// enough that a value that hashes differently rarely lands in the same one.
+func oracleV3Rule() string {
+	buckets := make([]string, 64)
+	for i := range buckets {
+		buckets[i] = `["b` + strconv.Itoa(i) + `", 1]`
+	}
+	return `{"fractional": [{"var": "x"}, ` + strings.Join(buckets, ", ") + `]}`
+}
+
+// oracleV3Values are values that JSON cannot carry exactly.
+var oracleV3Values = []any{
+	int64(math.MaxInt64),
+	float32(272180.5625),
+	map[string]any{"ids": []int64{1<<53 + 1}},
+	map[string]any{"l": []any{nil, map[string]any{"r": float32(0.1), "s": "x"}}},
+}
+
 // The reference engine sees the context after a JSON round trip, so in v3
 // it buckets by another value than ours wherever JSON cannot carry the
 // caller's number exactly; compareWithOracle gives both engines the JSON
 // form then. Should the engines agree on these without that, the
 // substitution hides nothing and can go.
 func TestOracleV3SeesJSONNumbers(t *testing.T) {
-	buckets := make([]string, 64)
-	for i := range buckets {
-		buckets[i] = `["b` + strconv.Itoa(i) + `", 1]`
-	}
-	rule := `{"fractional": [{"var": "x"}, ` + strings.Join(buckets, ", ") + `]}`
-	for _, x := range []any{
-		int64(math.MaxInt64),
-		float32(272180.5625),
-		map[string]any{"ids": []int64{1<<53 + 1}},
-		map[string]any{"l": []any{nil, map[string]any{"r": float32(0.1), "s": "x"}}},
-	} {
+	rule := oracleV3Rule()
+	for _, x := range oracleV3Values {
 		ctx := map[string]any{"targetingKey": "u", "x": x}
 		if _, ok := jsonNumbers(ctx); !ok {
 			t.Errorf("%#v: jsonNumbers finds nothing to replace", x)

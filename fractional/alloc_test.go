@@ -33,6 +33,8 @@ func TestZeroAllocs(t *testing.T) {
 		check("HashDefault "+v.String(), func() { sink += HashDefault(v, "fractional-flag-shorthand", "jon@company.com") })
 		check("Pick "+v.String(), func() { idx += Pick(v, sink, ws, 100) })
 		check("Table.Pick "+v.String(), func() { idx += tb.Pick(v, sink) })
+		check("Choose "+v.String(), func() { idx += Choose(v, sink, ws, 100).Index })
+		check("Table.Choose "+v.String(), func() { idx += tb.Choose(v, sink).Index })
 	}
 	// Boxing happens at the call site; values already held in an interface,
 	// as context values are, hash without further allocation.

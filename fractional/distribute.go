@@ -2,6 +2,22 @@ package fractional
 
 import "math"
 
+// Choice is one selection of a bucket: the hash, the point it falls on and
+// the bucket that covers the point. Choose computes all three in one place
+// so that a caller explaining a selection shows the numbers that made it
+// instead of deriving them a second time, which could drift from Pick.
+type Choice struct {
+	Hash uint32
+	// Bucket is the point the hash falls on. In V1 it is the percentage
+	// |int32(hash)| / 2147483647 × 100, in [0, 100] and slightly above 100
+	// for the three hashes Pick describes; in V2 and V3 it is the integer
+	// (hash × total) >> 32, in [0, total). AppendEnds gives the range of
+	// points each bucket covers.
+	Bucket float64
+	// Index is the selected bucket, -1 when none is.
+	Index int
+}
+
 // Pick maps hash onto the buckets described by weights and returns the index
 // of the winning bucket, or -1 when no bucket is selected. total must be the
 // sum of weights as returned by Sum; Pick does not validate it and simply
@@ -14,42 +30,81 @@ import "math"
 // beyond, and rounding can leave the last sliver of the range uncovered; such
 // hashes select no bucket.
 func Pick(v Version, hash uint32, weights []uint32, total uint32) int {
+	return Choose(v, hash, weights, total).Index
+}
+
+// Choose is Pick together with the point the hash falls on; Pick is its
+// Index. The arguments are as for Pick.
+func Choose(v Version, hash uint32, weights []uint32, total uint32) Choice {
+	c := Choice{Hash: hash, Index: -1}
 	if total == 0 {
-		return -1
+		return c
 	}
 	switch v {
 	case V1:
-		return pickV1(hash, weights, total)
+		c.Bucket = percentV1(hash)
+		var end float64
+		for i, w := range weights {
+			end += shareV1(w, total)
+			if c.Bucket < end {
+				c.Index = i
+				break
+			}
+		}
 	case V2, V3:
-		return pickV2(hash, weights, total)
-	}
-	return -1
-}
-
-func pickV1(hash uint32, weights []uint32, total uint32) int {
-	// The evaluation order matters for bit-exact agreement with older flagd
-	// releases: divide by MaxInt32 first, then scale to a percentage.
-	bucket := math.Abs(float64(int32(hash))) / math.MaxInt32 * 100
-	end := 0.0
-	for i, w := range weights {
-		end += 100 * float64(w) / float64(total)
-		if bucket < end {
-			return i
+		// hash < 2^32, so the product stays below 2^32*total and the
+		// shifted value lies in [0, total): exactly uniform up to the
+		// hash's own bias. Below 2^31, it is exact as a float64.
+		bucket := (uint64(hash) * uint64(total)) >> 32
+		c.Bucket = float64(bucket)
+		var end uint64
+		for i, w := range weights {
+			end += uint64(w)
+			if bucket < end {
+				c.Index = i
+				break
+			}
 		}
 	}
-	return -1
+	return c
 }
 
-func pickV2(hash uint32, weights []uint32, total uint32) int {
-	// hash < 2^32, so the product stays below 2^32*total and the shifted
-	// value lies in [0, total): exactly uniform up to the hash's own bias.
-	bucket := (uint64(hash) * uint64(total)) >> 32
-	var end uint64
-	for i, w := range weights {
-		end += uint64(w)
-		if bucket < end {
-			return i
+// AppendEnds appends to dst the end of each bucket's range of points, in
+// bucket order, and returns the extended buffer: bucket i covers the points
+// from the end of bucket i-1 (0 for the first) up to, not including, its
+// own end, in the units of Choice.Bucket. The ends are summed exactly as
+// Choose sums them, so a Choice's Bucket lies in the range of its Index.
+// For an unsupported version or a total of 0, dst is returned unchanged.
+func AppendEnds(dst []float64, v Version, weights []uint32, total uint32) []float64 {
+	if total == 0 {
+		return dst
+	}
+	switch v {
+	case V1:
+		var end float64
+		for _, w := range weights {
+			end += shareV1(w, total)
+			dst = append(dst, end)
+		}
+	case V2, V3:
+		var end uint64
+		for _, w := range weights {
+			end += uint64(w)
+			dst = append(dst, float64(end))
 		}
 	}
-	return -1
+	return dst
+}
+
+// percentV1 keeps the evaluation order of older flagd releases, which
+// bit-exact agreement with them needs: divide by MaxInt32 first, then scale
+// to a percentage.
+func percentV1(hash uint32) float64 {
+	return math.Abs(float64(int32(hash))) / math.MaxInt32 * 100
+}
+
+// shareV1 is the percentage of the range a V1 bucket of weight w covers;
+// the ends of the buckets are its running sum, rounding included.
+func shareV1(w, total uint32) float64 {
+	return 100 * float64(w) / float64(total)
 }

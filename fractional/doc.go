@@ -42,4 +42,10 @@
 // [HashString], [HashDefault] or [HashValue], and select a bucket with
 // [Table.Pick]. Weights computed per evaluation go through [Weight], [Sum]
 // and [Pick] instead, which avoid building a table.
+//
+// To show how a bucket was selected, select it with [Choose] or
+// [Table.Choose] instead: the [Choice] holds the point the hash fell on as
+// well as the bucket, from the same arithmetic, and [AppendEnds] gives the
+// range each bucket covers. [AppendString], [AppendDefault] and
+// [AppendCBOR] give the bytes the hash functions hash.
 package fractional

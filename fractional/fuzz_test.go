@@ -135,6 +135,7 @@ func FuzzPick(f *testing.F) {
 				if idx != tb.Pick(v, hash) {
 					t.Fatalf("%s: Pick not deterministic", v)
 				}
+				checkChoice(t, v, hash, ws, tb.Total(), idx)
 				if idx == -1 {
 					if v != V1 {
 						t.Fatalf("%s: no bucket for hash %#x in valid table %v", v, hash, ws)
@@ -159,4 +160,25 @@ func FuzzPick(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkChoice checks that Choose selects what Pick does, at a point within
+// the range AppendEnds gives the bucket, or beyond every range for none.
+func checkChoice(t *testing.T, v Version, hash uint32, ws []uint32, total uint32, idx int) {
+	t.Helper()
+	c := Choose(v, hash, ws, total)
+	if c.Index != idx || c.Hash != hash {
+		t.Fatalf("%s: Choose = %+v, Pick = %d", v, c, idx)
+	}
+	ends := AppendEnds(nil, v, ws, total)
+	start, end := 0.0, ends[len(ends)-1]
+	if idx >= 0 {
+		end = ends[idx]
+		if idx > 0 {
+			start = ends[idx-1]
+		}
+	}
+	if (idx >= 0 && (c.Bucket < start || c.Bucket >= end)) || (idx < 0 && c.Bucket < end) {
+		t.Fatalf("%s: point %v, bucket %d, ends %v", v, c.Bucket, idx, ends)
+	}
 }

@@ -18,7 +18,7 @@ const stackBufSize = 320
 // not be valid UTF-8 goes through HashValue, which makes it valid as
 // AppendCBOR does, or is made valid by the caller (a CBOR text string must
 // be valid UTF-8). No version allocates for strings of up to 311
-// bytes.
+// bytes. AppendString gives the bytes hashed.
 func HashString(v Version, s string) uint32 {
 	if v != V3 {
 		return murmur3.StringSum32(s)
@@ -28,35 +28,48 @@ func HashString(v Version, s string) uint32 {
 	if n := maxHead + len(s); n > len(buf) {
 		b = make([]byte, 0, n)
 	}
-	return murmur3.Sum32(appendText(b, s))
+	return murmur3.Sum32(AppendString(b, v, s))
+}
+
+// AppendString appends to dst the bytes HashString hashes for s and returns
+// the extended buffer, for showing what was hashed.
+func AppendString(dst []byte, v Version, s string) []byte {
+	if v != V3 {
+		return append(dst, s...)
+	}
+	return appendText(dst, s)
 }
 
 // HashDefault returns the hash of the default bucketing input, used when the
 // operator has no bucketing expression: flagKey+targetingKey concatenated for
 // V1 and V2, the CBOR array [flagKey, targetingKey] for V3. Short inputs are
 // hashed without allocating. The keys are taken byte for byte, as by
-// HashString.
+// HashString; AppendDefault gives the bytes hashed.
 //
 // It does not judge the targeting key: callers return no result when it is
 // missing, and in V3 also when it is empty, before calling.
 func HashDefault(v Version, flagKey, targetingKey string) uint32 {
 	var buf [stackBufSize]byte
 	b := buf[:0]
-	if v != V3 {
-		if n := len(flagKey) + len(targetingKey); n > len(buf) {
-			b = make([]byte, 0, n)
-		}
-		b = append(b, flagKey...)
-		b = append(b, targetingKey...)
-		return murmur3.Sum32(b)
+	n := len(flagKey) + len(targetingKey)
+	if v == V3 {
+		n += 1 + 2*maxHead
 	}
-	if n := 1 + 2*maxHead + len(flagKey) + len(targetingKey); n > len(buf) {
+	if n > len(buf) {
 		b = make([]byte, 0, n)
 	}
-	b = append(b, majorArray|2)
-	b = appendText(b, flagKey)
-	b = appendText(b, targetingKey)
-	return murmur3.Sum32(b)
+	return murmur3.Sum32(AppendDefault(b, v, flagKey, targetingKey))
+}
+
+// AppendDefault appends to dst the bytes HashDefault hashes and returns the
+// extended buffer, for showing what was hashed.
+func AppendDefault(dst []byte, v Version, flagKey, targetingKey string) []byte {
+	if v != V3 {
+		return append(append(dst, flagKey...), targetingKey...)
+	}
+	dst = append(dst, majorArray|2)
+	dst = appendText(dst, flagKey)
+	return appendText(dst, targetingKey)
 }
 
 // HashValue returns the bucketing hash of an evaluated bucketing value.

@@ -114,8 +114,14 @@ func (t *Table) Total() uint32 {
 // Pick returns the index of the bucket selected by hash under version v, or
 // -1 when there is none (see the package-level Pick).
 func (t *Table) Pick(v Version, hash uint32) int {
+	return t.Choose(v, hash).Index
+}
+
+// Choose is Pick together with the point the hash falls on (see the
+// package-level Choose).
+func (t *Table) Choose(v Version, hash uint32) Choice {
 	if t == nil {
-		return -1
+		return Choice{Hash: hash, Index: -1}
 	}
-	return Pick(v, hash, t.weights, t.total)
+	return Choose(v, hash, t.weights, t.total)
 }
