@@ -11,29 +11,43 @@ import (
 // delay any timer, but not change what the source asks for.
 func TestGRPCRetryDelay(t *testing.T) {
 	t.Parallel()
-	within := func(t *testing.T, g *GRPC, n int, lo, hi time.Duration) {
+	within := func(t *testing.T, g *GRPC, n int, age, lo, hi time.Duration) {
 		t.Helper()
 		for range 200 {
-			if d := g.retryDelay(n); d < lo || d > hi {
-				t.Fatalf("retryDelay(%d) = %v, want within [%v, %v]", n, d, lo, hi)
+			if d := g.retryDelay(n, age); d < lo || d > hi {
+				t.Fatalf("retryDelay(%d, %v) = %v, want within [%v, %v]", n, age, d, lo, hi)
 			}
 		}
 	}
+	ms := time.Millisecond
 
 	t.Run("defaults", func(t *testing.T) {
 		g, err := NewGRPC(GRPCConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The first attempt comes well inside the provider's 5s grace
-		// period; the rest double from 1s to 12s, give or take 20%.
-		within(t, g, 0, 200*time.Millisecond, 300*time.Millisecond)
-		within(t, g, 1, 800*time.Millisecond, 1200*time.Millisecond)
-		within(t, g, 2, 1600*time.Millisecond, 2400*time.Millisecond)
-		within(t, g, 3, 3200*time.Millisecond, 4800*time.Millisecond)
-		within(t, g, 4, 6400*time.Millisecond, 9600*time.Millisecond)
-		within(t, g, 5, 9600*time.Millisecond, 14400*time.Millisecond)
-		within(t, g, 1000, 9600*time.Millisecond, 14400*time.Millisecond)
+		// The first attempt comes at once; for the first 8s of an outage
+		// the attempts come every 500ms, so a server back within the
+		// provider's 5s grace period is found within a second, and so is
+		// one back a little after it. Then a sixteenth of the outage's
+		// age, up to 12s, each give or take 20%.
+		within(t, g, 0, 0, 200*ms, 300*ms)
+		within(t, g, 1, 300*ms, 400*ms, 600*ms)
+		within(t, g, 5, 4*time.Second, 400*ms, 600*ms)
+		within(t, g, 12, 8*time.Second, 400*ms, 600*ms)
+		within(t, g, 14, 10*time.Second, 500*ms, 750*ms)
+		within(t, g, 30, 32*time.Second, 1600*ms, 2400*ms)
+		within(t, g, 40, 96*time.Second, 4800*ms, 7200*ms)
+		within(t, g, 60, 192*time.Second, 9600*ms, 14400*ms)
+		within(t, g, 1000, time.Hour, 9600*ms, 14400*ms)
+	})
+
+	t.Run("the first attempt ignores the age", func(t *testing.T) {
+		g, err := NewGRPC(GRPCConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		within(t, g, 0, time.Hour, 200*ms, 300*ms)
 	})
 
 	t.Run("floor", func(t *testing.T) {
@@ -41,25 +55,18 @@ func TestGRPCRetryDelay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		within(t, g, 0, minRetryDelay, minRetryDelay)
-		within(t, g, 7, minRetryDelay, minRetryDelay)
+		within(t, g, 0, 0, minRetryDelay, minRetryDelay)
+		within(t, g, 7, time.Hour, minRetryDelay, minRetryDelay)
 	})
 
-	t.Run("huge", func(t *testing.T) {
-		g, err := NewGRPC(GRPCConfig{RetryBackoff: time.Hour, RetryBackoffMax: 1 << 62})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Doubling stops at the cap instead of overflowing.
-		within(t, g, 100, 1<<62/10*8, 1<<62/10*12)
-	})
-
-	t.Run("longest", func(t *testing.T) {
+	t.Run("no overflow", func(t *testing.T) {
 		g, err := NewGRPC(GRPCConfig{RetryBackoff: time.Hour, RetryBackoffMax: math.MaxInt64})
 		if err != nil {
 			t.Fatal(err)
 		}
-		within(t, g, 100, math.MaxInt64/10*8, math.MaxInt64)
+		within(t, g, 100, math.MaxInt64, math.MaxInt64/16/10*8, math.MaxInt64/16/10*12)
+		g.retryBackoff = math.MaxInt64
+		within(t, g, 100, math.MaxInt64, math.MaxInt64/2/10*8, math.MaxInt64/2/10*12)
 	})
 }
 

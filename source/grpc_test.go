@@ -541,26 +541,25 @@ func TestGRPCBackoff(t *testing.T) {
 		return attempts.snapshot()
 	}
 
-	t.Run("exponential", func(t *testing.T) {
+	t.Run("follows the outage's age", func(t *testing.T) {
 		t.Parallel()
-		base, maxDelay := 100*time.Millisecond, 400*time.Millisecond
+		base, maxDelay := 200*time.Millisecond, 400*time.Millisecond
 		times := run(t, base, maxDelay)
-		// The waits: base/4 raised to the 50ms floor, which jitter does
-		// not go below; then base, 2 base, 4 base, capped at maxDelay,
-		// each less at most 20% jitter.
-		least := func(i int) time.Duration {
-			if i == 1 {
-				return 50 * time.Millisecond
-			}
-			return min(base<<(i-2), maxDelay) * 8 / 10
-		}
+		// The waits: base/4, raised to the 50ms floor that jitter does
+		// not go below; then a sixteenth of the outage's age, at least
+		// base/2 and at most maxDelay, each less at most 20% jitter.
 		for i := 1; i < len(times); i++ {
-			if gap := times[i].Sub(times[i-1]); gap < least(i) {
-				t.Errorf("attempt %d came %v after the previous one, want at least %v", i, gap, least(i))
+			least := 50 * time.Millisecond
+			if i > 1 {
+				age := times[i-1].Sub(times[0])
+				least = min(max(age/16, base/2), maxDelay) * 8 / 10
+			}
+			if gap := times[i].Sub(times[i-1]); gap < least {
+				t.Errorf("attempt %d came %v after the previous one, want at least %v", i, gap, least)
 			}
 		}
-		if n := len(times); n < 3 || n > 8 {
-			t.Errorf("%d attempts in about a second, want 3 to 8", n)
+		if n := len(times); n < 5 || n > 12 {
+			t.Errorf("%d attempts in about a second, want 5 to 12", n)
 		}
 	})
 
