@@ -60,6 +60,7 @@ type Config struct {
 	RetryBackoffMax       time.Duration
 	RetryGracePeriod      time.Duration
 	KeepAlive             time.Duration
+	MaxMessageSize        int // bytes: the largest flag set message from a sync server
 	Selector              string
 	ProviderID            string
 	OfflineFlagSourcePath string
@@ -86,6 +87,7 @@ const (
 	DefaultRetryBackoffMax   = 12 * time.Second
 	DefaultRetryGracePeriod  = 5 * time.Second
 	DefaultFilePollInterval  = 5 * time.Second
+	DefaultMaxMessageSize    = source.DefaultMaxMessageSize
 	DefaultFractionalVersion = fractional.V2
 )
 
@@ -145,6 +147,7 @@ func defaultConfig() config {
 			RetryBackoff:        DefaultRetryBackoff,
 			RetryBackoffMax:     DefaultRetryBackoffMax,
 			RetryGracePeriod:    DefaultRetryGracePeriod,
+			MaxMessageSize:      DefaultMaxMessageSize,
 			OfflinePollInterval: DefaultFilePollInterval,
 			FractionalVersion:   DefaultFractionalVersion,
 		},
@@ -437,8 +440,11 @@ func WithStreamDeadline(d time.Duration) Option {
 	return durationOption("WithStreamDeadline", d, true, func(c *Config) *time.Duration { return &c.StreamDeadline })
 }
 
-// WithRetryBackoff sets the delay before reconnecting to a lost server,
-// which doubles after each failed attempt up to max (defaults 1s and 12s).
+// WithRetryBackoff paces reconnecting to a lost server (defaults 1s and
+// 12s): the first attempt comes after initial/4, then every initial/2
+// while the outage is young, then every sixteenth of the outage's age, up
+// to max. A server back after a restart is found within a second, and a
+// long outage is asked less and less often.
 func WithRetryBackoff(initial, max time.Duration) Option {
 	return func(c *config) {
 		if initial <= 0 || max <= 0 {
@@ -453,6 +459,22 @@ func WithRetryBackoff(initial, max time.Duration) Option {
 // none).
 func WithKeepAlive(d time.Duration) Option {
 	return durationOption("WithKeepAlive", d, true, func(c *Config) *time.Duration { return &c.KeepAlive })
+}
+
+// WithMaxMessageSize bounds the size of one flag set message from a sync
+// server, in bytes (default 1 GiB, about five million flags as flagd
+// sends them; gRPC's own default of 4 MiB would stop at about 20,000). A
+// larger message is reported as PROVIDER_ERROR, with its size and the
+// bound, while the flags in force keep serving; the server is asked again
+// only after the longest backoff.
+func WithMaxMessageSize(bytes int) Option {
+	return func(c *config) {
+		if bytes <= 0 {
+			c.fail("WithMaxMessageSize must be positive, got %d", bytes)
+			return
+		}
+		c.MaxMessageSize = bytes
+	}
 }
 
 // WithFatalStatusCodes lists gRPC status codes that, received before the

@@ -65,6 +65,18 @@ func TestInvalidOptionsAreErrors(t *testing.T) {
 	}
 }
 
+func TestWithMaxMessageSize(t *testing.T) {
+	c, err := NewConfig(WithMaxMessageSize(64 << 20))
+	if err != nil || c.MaxMessageSize != 64<<20 {
+		t.Errorf("WithMaxMessageSize(64 MiB): %d, %v", c.MaxMessageSize, err)
+	}
+	for _, bad := range []int{0, -1} {
+		if _, err := NewConfig(WithMaxMessageSize(bad)); err == nil || !strings.Contains(err.Error(), "WithMaxMessageSize") {
+			t.Errorf("WithMaxMessageSize(%d): %v, want an error naming the option", bad, err)
+		}
+	}
+}
+
 func TestDefaults(t *testing.T) {
 	c, err := NewConfig()
 	if err != nil {
@@ -74,6 +86,7 @@ func TestDefaults(t *testing.T) {
 		Resolver: ResolverRPC, Host: "localhost", Port: 8013, Deadline: 500 * time.Millisecond,
 		StreamDeadline: 600 * time.Second, RetryBackoff: time.Second, RetryBackoffMax: 12 * time.Second,
 		RetryGracePeriod: 5 * time.Second, OfflinePollInterval: 5 * time.Second, FractionalVersion: fractional.V2,
+		MaxMessageSize: 1 << 30,
 	}
 	if !sameConfig(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)

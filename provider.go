@@ -206,6 +206,7 @@ func (p *Provider) newSource() (source.Source, error) {
 		RetryBackoff:     c.RetryBackoff,
 		RetryBackoffMax:  c.RetryBackoffMax,
 		KeepAlive:        c.KeepAlive,
+		MaxMessageSize:   c.MaxMessageSize,
 		FatalStatusCodes: p.fatalCodes,
 		DialOptions:      c.dialOptions,
 		Logger:           c.logger,
@@ -448,6 +449,12 @@ func (s *sink) Update(u source.Update) error {
 		r.rejected(u.Origin, err)
 		return err
 	}
+	if old := r.p.snap.Load(); set.Len() == 0 && (old == nil || old.Len() > 0) {
+		// flagd sends an empty set while it is still reading a large
+		// file: every evaluation answers FLAG_NOT_FOUND until the real
+		// one arrives, which is worth a word.
+		r.p.cfg.logger.Warn("the flag source delivered an empty flag set; every flag is missing until it sends flags", slog.String("origin", u.Origin))
+	}
 	r.mu.Lock()
 	r.last.set, r.last.digest, r.last.syncCtx = set, digest, u.SyncContext
 	r.mu.Unlock()
@@ -509,6 +516,25 @@ func (r *run) accept(set *evaluator.FlagSet, origin string) (changes []string, o
 	return changes, true
 }
 
+// tooLarge handles a flag set the source refused for its size: like a
+// flag set that does not parse, it is an error at once, not a loss that
+// may heal within the grace period, since the server will send the same
+// set again.
+func (r *run) tooLarge(e *source.MessageTooLargeError) {
+	err := fmt.Errorf("the flag set from %s is %d bytes, over the limit of %d bytes: raise it with flagsnap.WithMaxMessageSize", e.Target, e.Size, e.Limit)
+	r.p.cfg.logger.Error("flag set refused; the previous flags stay in force", slog.String("origin", e.Target),
+		slog.Int("size", e.Size), slog.Int("limit", e.Limit), slog.String("error", err.Error()))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lastErr = err
+	if r.state == stateStarting || r.state == stateFatal || r.state == stateInitError {
+		return // Init reports it, or has: the flags' arrival will be news
+	}
+	r.state = stateError
+	r.emit(openfeature.ProviderError, err.Error(), nil, openfeature.GeneralCode)
+	r.wake()
+}
+
 // rejected handles a flag set that does not parse: the flags in force stay,
 // and the reason is logged and reported.
 func (r *run) rejected(origin string, err error) {
@@ -526,6 +552,11 @@ func (r *run) rejected(origin string, err error) {
 
 func (s *sink) Lost(err error) {
 	r := (*run)(s)
+	var tooLarge *source.MessageTooLargeError
+	if errors.As(err, &tooLarge) {
+		r.tooLarge(tooLarge)
+		return
+	}
 	r.p.cfg.logger.Warn("flag source lost; serving the last flags", slog.String("error", errText(err)))
 	r.mu.Lock()
 	defer r.mu.Unlock()

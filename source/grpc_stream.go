@@ -98,7 +98,8 @@ func (r *grpcRun) classify(end *streamEnd, sctx context.Context) {
 	cause := context.Cause(sctx)
 	switch {
 	case errors.Is(cause, errUnresponsive):
-		end.err = fmt.Errorf("%w: %w", cause, end.err)
+		// The stream's own error is only the cancellation.
+		end.err = fmt.Errorf("%w within %v", errUnresponsive, r.g.liveTimeout)
 	case errors.As(cause, new(*unreachableError)):
 		end.err = cause
 	case !end.delivered && errors.Is(cause, errReopenTimeout):
