@@ -302,11 +302,12 @@ func normalJSON(v any) any {
 	return out
 }
 
-// TestFlagdDaemonGracefulStreamEnds follows the flagd daemon while it ends
-// the sync stream in its two orderly ways: its --stream-deadline, and a
+// TestFlagdDaemonGracefulStreamEnds follows the flagd daemon while it may
+// end the sync stream in its two orderly ways: its --stream-deadline, and a
 // GOAWAY too_many_pings for a client that pings every 10 seconds (grpc-go's
-// default enforcement allows one ping in 5 minutes; the GOAWAY comes after
-// about 30 seconds). Neither may cause a provider event.
+// default enforcement allows one ping in 5 minutes; the GOAWAY would come
+// after about 30 seconds, were it not for the liveness check's calls, which
+// clear flagd's count of ping strikes). Neither may cause a provider event.
 func TestFlagdDaemonGracefulStreamEnds(t *testing.T) {
 	bin := os.Getenv(flagdBinEnv)
 	if bin == "" {

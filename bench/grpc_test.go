@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/open-feature/go-sdk/openfeature"
+
+	"github.com/flagsnap/flagsnap"
+	"github.com/flagsnap/flagsnap/syncserver"
+)
+
+// BenchmarkGRPCLoad is the G rows: a provider following a sync server on
+// loopback, from construction to READY, for flag sets past gRPC's 4 MiB
+// default, with default options. The server re-encodes the set as flagd
+// does (about 207 bytes a flag). Reported: time, the heap held once the
+// provider is ready (after GC) and the peak heap during the load, both
+// less what the server holds.
+func BenchmarkGRPCLoad(b *testing.B) {
+	for _, g := range []struct {
+		id string
+		n  int
+	}{{"G1_100000", 100_000}, {"G2_1000000", 1_000_000}} {
+		b.Run(g.id, func(b *testing.B) {
+			if g.n > 100_000 && os.Getenv(hugeEnv) == "" {
+				b.Skipf("set %s=1 to load a million flags", hugeEnv)
+			}
+			srv, err := syncserver.New(syncserver.WithFlags(generate(g.n, 0)), syncserver.WithFlagdEncoding("bench"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer srv.Close()
+			if err := srv.ListenTCP("127.0.0.1:0"); err != nil {
+				b.Fatal(err)
+			}
+			var steady, peak uint64
+			for b.Loop() {
+				b.StopTimer()
+				base := heapInUse()
+				watch := startPeakWatch()
+				b.StartTimer()
+				p := follow(b, srv.Port())
+				b.StopTimer()
+				peak = watch.stop() - base
+				steady = heapInUse() - base
+				p.Shutdown()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(steady)/(1<<20), "steady-MiB")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+		})
+	}
+}
+
+func follow(b *testing.B, port int) *flagsnap.Provider {
+	p, err := flagsnap.NewProvider(flagsnap.WithoutEnv(), flagsnap.WithResolver(flagsnap.ResolverInProcess),
+		flagsnap.WithHost("127.0.0.1"), flagsnap.WithPort(port), flagsnap.WithDeadline(5*time.Minute))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// peakWatch samples the live heap every few milliseconds: the runtime
+// keeps no high-water mark of its own.
+type peakWatch struct {
+	done chan struct{}
+	wg   sync.WaitGroup
+	peak uint64
+}
+
+func startPeakWatch() *peakWatch {
+	w := &peakWatch{done: make(chan struct{})}
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			w.peak = max(w.peak, sample[0].Value.Uint64())
+			select {
+			case <-w.done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return w
+}
+
+func (w *peakWatch) stop() uint64 {
+	close(w.done)
+	w.wg.Wait()
+	runtime.KeepAlive(w)
+	return w.peak
+}
+
