@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -104,3 +106,64 @@ func (w *peakWatch) stop() uint64 {
 	return w.peak
 }
 
+
+// BenchmarkFollowers is the F rows: an edit on a sync server reaching
+// many providers that follow it, each with its own connection, as the pods
+// of a deployment do, from the edit to each provider's
+// CONFIGURATION_CHANGED. The providers share this process and its two
+// cores with the server, so each one's compile of the 50-flag set counts.
+func BenchmarkFollowers(b *testing.B) {
+	for _, n := range []int{300, 1000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			docs := [2][]byte{generate(50, 0), generate(50, 1)}
+			srv, err := syncserver.New(syncserver.WithFlags(docs[0]))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer srv.Close()
+			if err := srv.ListenTCP("127.0.0.1:0"); err != nil {
+				b.Fatal(err)
+			}
+			providers := make([]*flagsnap.Provider, n)
+			for i := range providers {
+				providers[i] = follow(b, srv.Port())
+				defer providers[i].Shutdown()
+			}
+			var lat []time.Duration
+			i := 0
+			for b.Loop() {
+				i++
+				at := make([]time.Time, n)
+				var wg sync.WaitGroup
+				for j, p := range providers {
+					wg.Go(func() { at[j] = changed(b, p) })
+				}
+				edit := time.Now()
+				srv.SetFlags(docs[i%2])
+				wg.Wait()
+				for _, t := range at {
+					lat = append(lat, t.Sub(edit))
+				}
+			}
+			slices.Sort(lat)
+			b.ReportMetric(lat[len(lat)/2].Seconds(), "p50-s")
+			b.ReportMetric(lat[len(lat)*99/100].Seconds(), "p99-s")
+			b.ReportMetric(lat[len(lat)-1].Seconds(), "max-s")
+		})
+	}
+}
+
+// changed waits for p's next CONFIGURATION_CHANGED and returns when it
+// came; the zero time if it did not.
+func changed(b *testing.B, p *flagsnap.Provider) time.Time {
+	select {
+	case ev := <-p.EventChannel():
+		if ev.EventType != openfeature.ProviderConfigChange {
+			b.Errorf("got %s %q", ev.EventType, ev.Message)
+		}
+		return time.Now()
+	case <-time.After(time.Minute):
+		b.Error("no CONFIGURATION_CHANGED within a minute")
+		return time.Time{}
+	}
+}
