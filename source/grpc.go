@@ -11,6 +11,7 @@ import (
 	"buf.build/gen/go/open-feature/flagd/grpc/go/flagd/sync/v1/syncv1grpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 )
 
@@ -92,6 +93,7 @@ type grpcRun struct {
 	sink   Sink
 	conn   *grpc.ClientConn
 	client syncv1grpc.FlagSyncServiceClient
+	health healthpb.HealthClient // the liveness check's
 	log    *slog.Logger
 
 	everDelivered bool // some stream has delivered: fatal codes no longer are
@@ -120,6 +122,7 @@ func (r *grpcRun) dial() error {
 		return fmt.Errorf("source: gRPC target %s: %w", r.g.target, err)
 	}
 	r.conn, r.client, r.redial = conn, syncv1grpc.NewFlagSyncServiceClient(conn), false
+	r.health = healthpb.NewHealthClient(conn)
 	return nil
 }
 

@@ -66,8 +66,7 @@ const (
 // server sees the same client behaviour from this one. gRPC retries a
 // stream only until its first message arrives: the policy covers reaching
 // the server, not a stream that breaks later. The one parameter is
-// maxBackoff. GetMetadata, the liveness check's call, is not retried: its
-// answer, or its failure, is wanted now.
+// maxBackoff.
 const retryServiceConfig = `{
   "methodConfig": [{
     "name": [{"service": "flagd.sync.v1.FlagSyncService"}],
@@ -78,8 +77,6 @@ const retryServiceConfig = `{
       "backoffMultiplier": 2,
       "retryableStatusCodes": ["UNAVAILABLE", "UNKNOWN"]
     }
-  }, {
-    "name": [{"service": "flagd.sync.v1.FlagSyncService", "method": "GetMetadata"}]
   }]
 }`
 
@@ -140,8 +137,9 @@ type GRPCConfig struct {
 	MaxMessageSize int
 
 	// LivenessInterval is how often an open connection is checked with a
-	// small call (GetMetadata) that the server must answer, with any
-	// status, within LivenessTimeout; a server that does not is taken as
+	// small call (a grpc.health.v1 check, which servers without the health
+	// service answer too) that the server must answer, with any status,
+	// within LivenessTimeout; a server that does not is taken as
 	// lost, as a broken stream is, and a new connection is dialed.
 	// Defaults 10s and 5s; a negative LivenessInterval turns the check
 	// off. Streams carry no traffic while the flags do not change, so

@@ -1,11 +1,15 @@
 package source
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
 
 	"github.com/flagsnap/flagsnap/internal/blackhole"
 	"github.com/flagsnap/flagsnap/syncserver"
@@ -56,18 +60,39 @@ func TestGRPCSilentServerIsALoss(t *testing.T) {
 	}
 }
 
+// healthChecks counts the liveness check's calls, as the client makes
+// them.
+type healthChecks struct{ n atomic.Int64 }
+
+func (h *healthChecks) option() grpc.DialOption {
+	return grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if method == "/grpc.health.v1.Health/Check" {
+			h.n.Add(1)
+		}
+		return invoker(ctx, method, req, reply, cc, opts...)
+	})
+}
+
 // A healthy connection costs one small call per interval and nothing
-// else: the flags are not asked for again.
+// else: the flags are not asked for again, and the server's own methods
+// are not called.
 func TestGRPCLivenessCheckOnAHealthyServer(t *testing.T) {
 	t.Parallel()
 	srv := newSyncServer(t, syncserver.WithFlags([]byte(docA)), syncserver.WithSyncContext(map[string]any{}))
+	var checks healthChecks
 	cfg := tcpConfig(srv)
 	cfg.LivenessInterval = 20 * time.Millisecond
+	cfg.DialOptions = []grpc.DialOption{checks.option()}
 	h := startGRPC(t, cfg)
 	h.rec.waitLatestUpdate(t, docA)
-	waitRequests(t, srv, "GetMetadata", 5)
+	waitUntil(t, func() bool { return checks.n.Load() >= 5 }, func() string {
+		return fmt.Sprintf("5 health checks; got %d", checks.n.Load())
+	})
 	if n := len(requests(srv, "SyncFlags")); n != 1 {
 		t.Errorf("%d SyncFlags calls, want 1", n)
+	}
+	if n := len(requests(srv, "GetMetadata")); n != 0 {
+		t.Errorf("%d GetMetadata calls, want none", n)
 	}
 	if calls := h.rec.snapshot(); len(calls) != 1 {
 		t.Errorf("sink got %v, want the one update", calls)
@@ -78,13 +103,32 @@ func TestGRPCLivenessCheckOnAHealthyServer(t *testing.T) {
 func TestGRPCLivenessCheckOff(t *testing.T) {
 	t.Parallel()
 	srv := newSyncServer(t, syncserver.WithFlags([]byte(docA)), syncserver.WithSyncContext(map[string]any{}))
+	var checks healthChecks
 	cfg := tcpConfig(srv)
 	cfg.LivenessInterval = -1
+	cfg.DialOptions = []grpc.DialOption{checks.option()}
 	h := startGRPC(t, cfg)
 	h.rec.waitLatestUpdate(t, docA)
 	time.Sleep(100 * time.Millisecond)
-	if n := len(requests(srv, "GetMetadata")); n != 0 {
-		t.Errorf("%d GetMetadata calls with the check off", n)
+	if n := checks.n.Load(); n != 0 {
+		t.Errorf("%d health checks with the check off", n)
+	}
+}
+
+// A server that cannot be reached is reported at once, with its cause,
+// not after the retry policy's waits.
+func TestGRPCUnreachableAtStartIsReportedAtOnce(t *testing.T) {
+	t.Parallel()
+	srv := newSyncServer(t)
+	srv.Stop()
+	start := time.Now()
+	h := startGRPC(t, tcpConfig(srv))
+	lost := h.rec.waitKind(t, "lost")
+	if took := lost.at.Sub(start); took > time.Second {
+		t.Errorf("lost reported %v after start, want at once", took)
+	}
+	if !strings.Contains(lost.err.Error(), "connection refused") {
+		t.Errorf("Lost(%v) does not give the cause", lost.err)
 	}
 }
 

@@ -9,9 +9,11 @@ import (
 	"sync"
 	"time"
 
+	"buf.build/gen/go/open-feature/flagd/grpc/go/flagd/sync/v1/syncv1grpc"
 	syncv1 "buf.build/gen/go/open-feature/flagd/protocolbuffers/go/flagd/sync/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -51,10 +53,12 @@ func (r *grpcRun) stream(ctx context.Context) (end streamEnd) {
 		firstBy = time.AfterFunc(r.g.deadline, func() { cancel(errReopenTimeout) })
 		defer firstBy.Stop()
 	}
-	// In an outage the connection is checked at once: a server that
-	// takes the connection but never answers must not hold up the next
+	// Until a stream has delivered, and in an outage, the connection is
+	// checked at once: a server that cannot be reached is reported with
+	// its cause now, not after the retry policy's waits, and one that
+	// takes the connection but never answers does not hold up the next
 	// attempt for the whole connect timeout.
-	stopWatch := r.watch(sctx, cancel, r.failures > 0)
+	stopWatch := r.watch(sctx, cancel, r.failures > 0 || !r.everDelivered)
 	defer stopWatch()
 	defer func() { r.classify(&end, sctx) }()
 
@@ -198,7 +202,7 @@ func (r *grpcRun) metadata(sctx context.Context) *structpb.Struct {
 const maxOutageProbeTimeout = 2 * time.Second
 
 // watch checks, while a stream is open, that its server still answers:
-// every LivenessInterval a GetMetadata call must be answered within
+// every LivenessInterval a health check must be answered within
 // LivenessTimeout, whatever its status. A server that does not answer gets
 // the stream cancelled with errUnresponsive.
 //
@@ -254,15 +258,19 @@ type unreachableError struct{ err error }
 func (e *unreachableError) Error() string { return e.err.Error() }
 func (e *unreachableError) Unwrap() error { return e.err }
 
-// probe asks GetMetadata with timeout. It returns nil when the server
-// answered, with any status, Unimplemented included; errUnresponsive when
-// the timeout passed; and the call's error when it failed on the client's
-// side, the connection refused or broken. A call cut short because the
-// stream ended is nil: the stream's own end says what happened.
+// probe asks the server for its health (grpc.health.v1) with timeout. It
+// returns nil when the server answered, with any status: a server without
+// the health service (flagd has none) answers Unimplemented without
+// running any code of its own, which is as cheap as a call can be and
+// proves the server and the connection alive all the same. It returns
+// errUnresponsive when the timeout passed, and the call's error when it
+// failed on the client's side, the connection refused or broken. A call
+// cut short because the stream ended is nil: the stream's own end says
+// what happened.
 func (r *grpcRun) probe(sctx context.Context, timeout time.Duration) error {
 	pctx, cancel := context.WithTimeout(sctx, timeout)
 	defer cancel()
-	_, err := r.client.GetMetadata(pctx, syncv1.GetMetadataRequest_builder{}.Build())
+	_, err := r.health.Check(pctx, &healthpb.HealthCheckRequest{Service: syncv1grpc.FlagSyncService_ServiceDesc.ServiceName})
 	switch {
 	case err == nil || sctx.Err() != nil:
 		return nil
