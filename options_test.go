@@ -119,7 +119,7 @@ func TestOptionsSetTheirFields(t *testing.T) {
 		RetryBackoff: time.Second, RetryBackoffMax: 4 * time.Second, RetryGracePeriod: 7 * time.Second,
 		KeepAlive: 30 * time.Second, Selector: "app=shop", ProviderID: "shop-1", OfflinePollInterval: time.Minute,
 		FatalStatusCodes: []string{"PERMISSION_DENIED"}, CacheFile: "/var/cache/flags.json",
-		FractionalVersion: fractional.V3, StrictValidation: true,
+		FractionalVersion: fractional.V3, StrictValidation: true, MaxMessageSize: DefaultMaxMessageSize,
 	}
 	if !sameConfig(c, want) {
 		t.Errorf("options:\n got %+v\nwant %+v", c, want)
@@ -189,7 +189,7 @@ func TestEnvironmentVariables(t *testing.T) {
 		RetryBackoff: 200 * time.Millisecond, RetryBackoffMax: 4 * time.Second, RetryGracePeriod: 3 * time.Second,
 		KeepAlive: 30 * time.Second, Selector: "app=shop", ProviderID: "shop-1", OfflinePollInterval: 250 * time.Millisecond,
 		FatalStatusCodes: []string{"PERMISSION_DENIED", "unauthenticated"}, CacheFile: "/var/cache/flags.json",
-		FractionalVersion: fractional.V3,
+		FractionalVersion: fractional.V3, MaxMessageSize: DefaultMaxMessageSize,
 	}
 	if !sameConfig(c, want) {
 		t.Errorf("from the environment:\n got %+v\nwant %+v", c, want)
