@@ -33,6 +33,13 @@ type Provider struct {
 	snap       atomic.Pointer[evaluator.FlagSet]
 	events     *emitter
 	fixed      *fixedFlags // the flags of WithFlags, compiled by NewProvider
+	origin     origin      // where the flags come from, for messages
+	// log is the user's logger, with every line naming the source and
+	// what is served.
+	log *slog.Logger
+	// loadedAt is when the flags in force were put in force, in Unix
+	// nanoseconds, for the log lines.
+	loadedAt atomic.Int64
 	// compiled counts the flag documents compiled, each of which costs a
 	// full load: a document must be compiled once, however it arrives.
 	compiled atomic.Uint64
@@ -67,7 +74,9 @@ func NewProvider(opts ...Option) (*Provider, error) {
 		return nil, fmt.Errorf("flagsnap: fatal status codes (WithFatalStatusCodes, %s): %w", EnvFatalStatusCodes, err)
 	}
 	p := &Provider{cfg: cfg, fatalCodes: fatal, events: newEmitter()}
-	p.loadOpts = []evaluator.Option{evaluator.WithFractionalVersion(cfg.FractionalVersion), evaluator.WithLogger(cfg.logger)}
+	p.origin = p.describe()
+	p.log = slog.New(&servingHandler{Handler: cfg.logger.Handler(), p: p})
+	p.loadOpts = []evaluator.Option{evaluator.WithFractionalVersion(cfg.FractionalVersion), evaluator.WithLogger(p.log)}
 	if cfg.StrictValidation {
 		p.loadOpts = append(p.loadOpts, evaluator.WithStrict())
 	}
@@ -159,7 +168,7 @@ func (p *Provider) InitWithContext(ctx context.Context, _ openfeature.Evaluation
 	if p.cfg.CacheFile != "" {
 		set, err := p.readCache()
 		if err != nil {
-			p.cfg.logger.Warn("flag cache not used", slog.String("error", err.Error()))
+			p.log.Warn("flag cache not used", slog.String("error", err.Error()))
 		}
 		cached = set
 	}
@@ -190,7 +199,7 @@ func (p *Provider) newSource() (source.Source, error) {
 	case p.fixed != nil:
 		return p.fixed, nil
 	case c.Resolver == ResolverFile:
-		return source.NewFile(source.FileConfig{Path: c.OfflineFlagSourcePath, PollInterval: c.OfflinePollInterval, Logger: c.logger})
+		return source.NewFile(source.FileConfig{Path: c.OfflineFlagSourcePath, PollInterval: c.OfflinePollInterval, Logger: p.log})
 	}
 	return source.NewGRPC(source.GRPCConfig{
 		Host:             c.Host,
@@ -209,7 +218,7 @@ func (p *Provider) newSource() (source.Source, error) {
 		MaxMessageSize:   c.MaxMessageSize,
 		FatalStatusCodes: p.fatalCodes,
 		DialOptions:      c.dialOptions,
-		Logger:           c.logger,
+		Logger:           p.log,
 	})
 }
 
@@ -234,10 +243,11 @@ type run struct {
 		syncCtx map[string]any
 	}
 
-	mu        sync.Mutex
-	state     state
-	readyDone bool // ready is closed
-	lastErr   error
+	mu          sync.Mutex
+	state       state
+	readyDone   bool // ready is closed
+	lastErr     error
+	rejectedSet bool // lastErr is a flag set that did not load
 }
 
 type state uint8
@@ -322,10 +332,9 @@ func (r *run) giveUpInit(cached *evaluator.FlagSet) error {
 		return nil
 	}
 	r.state = stateInitError
-	if r.lastErr != nil {
-		return fmt.Errorf("no flags within %v: %w", r.p.cfg.Deadline, r.lastErr)
-	}
-	return fmt.Errorf("no flags within %v", r.p.cfg.Deadline)
+	err := r.initError(r.lastErr)
+	r.p.log.Error(err.Error())
+	return err
 }
 
 // initAnnounceDelay separates the READY that OpenFeature sends when Init
@@ -398,14 +407,25 @@ func (r *run) wake() {
 	}
 }
 
+// emit sends an event. Its metadata names the source, and for an error
+// repeats the code: the OpenFeature Go SDK hands handlers the message, the
+// flag changes and the metadata, but not ErrorCode.
 func (r *run) emit(t openfeature.EventType, msg string, changes []string, code openfeature.ErrorCode) {
+	meta := map[string]any{"source": r.p.origin.name}
+	if t == openfeature.ProviderError {
+		if code == "" {
+			code = openfeature.GeneralCode
+		}
+		meta["errorCode"] = string(code)
+	}
 	r.p.events.send(openfeature.Event{
 		ProviderName: Name,
 		EventType:    t,
 		ProviderEventDetails: openfeature.ProviderEventDetails{
-			Message:     msg,
-			FlagChanges: changes,
-			ErrorCode:   code,
+			Message:       msg,
+			FlagChanges:   changes,
+			ErrorCode:     code,
+			EventMetadata: meta,
 		},
 	})
 }
@@ -453,7 +473,7 @@ func (s *sink) Update(u source.Update) error {
 		// flagd sends an empty set while it is still reading a large
 		// file: every evaluation answers FLAG_NOT_FOUND until the real
 		// one arrives, which is worth a word.
-		r.p.cfg.logger.Warn("the flag source delivered an empty flag set; every flag is missing until it sends flags", slog.String("origin", u.Origin))
+		r.p.log.Warn("the flag source delivered an empty flag set; every flag is missing until it sends flags", slog.String("origin", u.Origin))
 	}
 	r.mu.Lock()
 	r.last.set, r.last.digest, r.last.syncCtx = set, digest, u.SyncContext
@@ -469,12 +489,12 @@ func (s *sink) put(set *evaluator.FlagSet, u source.Update) error {
 	if !ok {
 		return errShutDown
 	}
-	p.cfg.logger.Debug("flags loaded", slog.String("origin", u.Origin), slog.Int("flags", set.Len()), slog.Int("changed", len(changes)))
+	p.log.Debug("flags loaded", slog.String("origin", u.Origin), slog.Int("flags", set.Len()), slog.Int("changed", len(changes)))
 	// Written outside the run's lock: a slow disk must not hold up Init's
 	// deadline, Shutdown or the other reports.
 	if p.cfg.CacheFile != "" {
 		if err := writeCache(p.cfg.CacheFile, u); err != nil {
-			p.cfg.logger.Warn("flag cache not written", slog.String("path", p.cfg.CacheFile), slog.String("error", err.Error()))
+			p.log.Warn("flag cache not written", slog.String("path", p.cfg.CacheFile), slog.String("error", err.Error()))
 		}
 	}
 	return nil
@@ -489,6 +509,7 @@ func (r *run) accept(set *evaluator.FlagSet, origin string) (changes []string, o
 		return nil, false
 	}
 	// The new flags are compiled and in force before anyone hears of them.
+	r.p.loadedAt.Store(time.Now().UnixNano())
 	old := r.p.snap.Swap(set)
 	added, removed, changed := set.Changes(old)
 	changes = slices.Concat(added, removed, changed)
@@ -496,7 +517,7 @@ func (r *run) accept(set *evaluator.FlagSet, origin string) (changes []string, o
 		// Every flag may evaluate differently with other enrichment.
 		changes = unionKeys(old, set)
 	}
-	r.lastErr = nil
+	r.lastErr, r.rejectedSet = nil, false
 
 	switch {
 	case r.state == stateStarting:
@@ -522,7 +543,7 @@ func (r *run) accept(set *evaluator.FlagSet, origin string) (changes []string, o
 // set again.
 func (r *run) tooLarge(e *source.MessageTooLargeError) {
 	err := fmt.Errorf("the flag set from %s is %d bytes, over the limit of %d bytes: raise it with flagsnap.WithMaxMessageSize", e.Target, e.Size, e.Limit)
-	r.p.cfg.logger.Error("flag set refused; the previous flags stay in force", slog.String("origin", e.Target),
+	r.p.log.Error("flag set refused; the previous flags stay in force", slog.String("origin", e.Target),
 		slog.Int("size", e.Size), slog.Int("limit", e.Limit), slog.String("error", err.Error()))
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -538,10 +559,10 @@ func (r *run) tooLarge(e *source.MessageTooLargeError) {
 // rejected handles a flag set that does not parse: the flags in force stay,
 // and the reason is logged and reported.
 func (r *run) rejected(origin string, err error) {
-	r.p.cfg.logger.Error("flag set rejected; the previous flags stay in force", slog.String("origin", origin), slog.String("error", err.Error()))
+	r.p.log.Error("flag set rejected; the previous flags stay in force", slog.String("origin", origin), slog.String("error", err.Error()))
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.lastErr = err
+	r.lastErr, r.rejectedSet = err, true
 	if r.state == stateStarting || r.state == stateFatal {
 		return // Init reports it
 	}
@@ -557,12 +578,13 @@ func (s *sink) Lost(err error) {
 		r.tooLarge(tooLarge)
 		return
 	}
-	r.p.cfg.logger.Warn("flag source lost; serving the last flags", slog.String("error", errText(err)))
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.lastErr = err
+	r.lastErr, r.rejectedSet = err, false
 	switch r.state {
 	case stateReady:
+		r.p.log.Warn(fmt.Sprintf("flag source lost: STALE now, ERROR if it is still lost in %v; evaluations answer from the flags in force", r.p.cfg.RetryGracePeriod),
+			slog.String("error", errText(err)))
 		r.state = stateStale
 		r.emit(openfeature.ProviderStale, "flag source lost: "+errText(err), nil, "")
 		r.wake()
@@ -578,7 +600,7 @@ func (s *sink) Fatal(err error) {
 	if r.state == stateFatal {
 		return
 	}
-	r.p.cfg.logger.Error("flag source failed for good", slog.String("error", errText(err)))
+	r.p.log.Error("flag source failed for good: giving up, no more attempts", slog.String("error", errText(err)))
 	if err == nil {
 		// Init and giveUpInit tell a fatal source by a non-nil fatalErr.
 		err = errors.New("the flag source gave up without a reason")

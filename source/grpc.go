@@ -174,7 +174,7 @@ func (r *grpcRun) reopen(ctx context.Context, end streamEnd) bool {
 // for good, or ctx ended.
 func (r *grpcRun) failed(ctx context.Context, err error) bool {
 	if !r.everDelivered && r.g.fatal[status.Code(err)] {
-		r.log.Error("sync server refused the stream; giving up", slog.Any("error", err))
+		r.log.Error("sync server refused the stream with a fatal status; giving up, no more attempts", slog.Any("error", err))
 		r.sink.Fatal(err)
 		return false
 	}
@@ -187,24 +187,30 @@ func (r *grpcRun) failed(ctx context.Context, err error) bool {
 	r.redial = true
 	var tooLarge *MessageTooLargeError
 	isTooLarge := errors.As(err, &tooLarge)
-	switch {
-	case r.failures == 0:
+	if r.failures == 0 {
 		r.lostAt = time.Now()
-		r.log.Warn("sync stream lost", slog.Any("error", err))
-		r.sink.Lost(err)
-	case isTooLarge && !r.tooLargeTold:
-		r.log.Warn("sync server sent a flag set over the size limit", slog.Any("error", err))
-		r.sink.Lost(err)
-	default:
-		r.log.Debug("reconnect failed", slog.Any("error", err))
 	}
-	r.tooLargeTold = r.tooLargeTold || isTooLarge
 	delay := r.g.retryDelay(r.failures, time.Since(r.lostAt))
 	if isTooLarge {
 		// Asking again at once would only make the server encode the
 		// same oversized set again.
 		delay = jitter(r.g.retryMax)
 	}
+	next := slog.String("next", "retrying in "+delay.Round(time.Millisecond).String())
+	switch {
+	case r.failures == 0 && !r.everDelivered:
+		r.log.Warn("cannot reach the sync server", slog.Any("error", err), next)
+		r.sink.Lost(err)
+	case r.failures == 0:
+		r.log.Warn("sync stream lost", slog.Any("error", err), next)
+		r.sink.Lost(err)
+	case isTooLarge && !r.tooLargeTold:
+		r.log.Warn("sync server sent a flag set over the size limit", slog.Any("error", err), next)
+		r.sink.Lost(err)
+	default:
+		r.log.Debug("reconnect failed", slog.Any("error", err), next)
+	}
+	r.tooLargeTold = r.tooLargeTold || isTooLarge
 	r.failures++
 	return sleep(ctx, delay)
 }

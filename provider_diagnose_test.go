@@ -1,0 +1,192 @@
+package flagsnap
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/open-feature/go-sdk/openfeature"
+	"google.golang.org/grpc"
+
+	"github.com/flagsnap/flagsnap/internal/logtest"
+	"github.com/flagsnap/flagsnap/source"
+	"github.com/flagsnap/flagsnap/syncserver"
+)
+
+// closedPort is a loopback port nothing listens on.
+func closedPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port
+}
+
+// bareGRPC is a gRPC server that serves nothing: every call is
+// Unimplemented, as at flagd's evaluation port for a sync client.
+func bareGRPC(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer()
+	go func() { _ = s.Serve(l) }()
+	t.Cleanup(s.Stop)
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Init that gets no flags says what was tried, what went wrong last and
+// what to change, and logs the same text.
+func TestInitFailureSaysWhatHappened(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "broken.json")
+	if err := os.WriteFile(broken, []byte("{\n  \"flags\": {\n    \"a\": [\n}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain := serve(t, syncserver.WithFlags([]byte(flagsV1)))
+	cases := []struct {
+		name  string
+		opts  func(t *testing.T) []Option
+		want  []string
+		code  openfeature.ErrorCode // "" for a plain error: waiting may heal it
+		cause bool                  // errors.Unwrap finds the cause
+	}{
+		{"nothing listens", func(t *testing.T) []Option {
+			port := closedPort(t)
+			return []Option{WithResolver(ResolverInProcess), WithHost("127.0.0.1"), WithPort(port)}
+		}, []string{"no flags within", "sync server at 127.0.0.1:", "(no TLS, no selector)", "connection refused", "nothing listens there", "FLAGD_HOST", "WithPort", "keeps trying"}, "", true},
+		{"TLS against a plaintext server", func(t *testing.T) []Option {
+			return []Option{WithResolver(ResolverInProcess), WithHost("127.0.0.1"), WithPort(plain.Port()), WithTLS(""), WithSelector("team-a")}
+		}, []string{"(TLS, selector \"team-a\")", "handshake", "WithTLS", "FLAGD_TLS"}, "", true},
+		{"not a sync server", func(t *testing.T) []Option {
+			return []Option{WithResolver(ResolverInProcess), WithHost("127.0.0.1"), WithPort(bareGRPC(t))}
+		}, []string{"Unimplemented", "does not serve flagd.sync.v1", "8015"}, "", true},
+		{"missing file", func(t *testing.T) []Option {
+			return []Option{WithFile(filepath.Join(dir, "nope.json"))}
+		}, []string{"the flag file " + filepath.Join(dir, "nope.json"), "no such file", "create the file", "FLAGD_OFFLINE_FLAG_SOURCE_PATH"}, "", true},
+		{"file that does not parse", func(t *testing.T) []Option {
+			return []Option{WithFile(broken)}
+		}, []string{"the flag file " + broken, "line 4", "fix the file"}, openfeature.ParseErrorCode, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var logs logtest.Buffer
+			opts := append([]Option{WithoutEnv(), WithDeadline(300 * time.Millisecond), WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))}, tc.opts(t)...)
+			p, err := NewProvider(opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Shutdown()
+			err = p.Init(openfeature.EvaluationContext{})
+			if err == nil {
+				t.Fatal("Init succeeded")
+			}
+			t.Log(err)
+			for _, want := range tc.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("Init's error does not say %q:\n%v", want, err)
+				}
+			}
+			var initErr *openfeature.ProviderInitError
+			if got := errors.As(err, &initErr); got != (tc.code != "") || (got && initErr.ErrorCode != tc.code) {
+				t.Errorf("Init's error %T %v, want a ProviderInitError with code %q: %v", err, initErr, tc.code, got)
+			}
+			if tc.cause && errors.Unwrap(err) == nil {
+				t.Errorf("Init's error keeps no cause")
+			}
+			if !strings.Contains(logs.String(), strconv.Quote(err.Error())) && !strings.Contains(logs.String(), err.Error()) {
+				t.Errorf("the log does not give Init's message:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+// Events name their source, and error events carry their code in the
+// metadata, which is all the OpenFeature SDK hands a handler.
+func TestEventsCarryCodeAndSource(t *testing.T) {
+	t.Parallel()
+	m := source.NewMemory([]byte(flagsV1))
+	p, err := NewProvider(WithSource(m), WithRetryGracePeriod(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown()
+	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+		t.Fatal(err)
+	}
+	ev := events{t: t, ch: p.EventChannel()}
+	check := func(e openfeature.Event, typ openfeature.EventType, code string) {
+		t.Helper()
+		if e.EventType != typ {
+			t.Fatalf("got %s %q, want %s", e.EventType, e.Message, typ)
+		}
+		if e.EventMetadata["source"] != "memory" {
+			t.Errorf("%s: source %v, want memory", typ, e.EventMetadata["source"])
+		}
+		if got, _ := e.EventMetadata["errorCode"].(string); got != code {
+			t.Errorf("%s: errorCode %q, want %q", typ, got, code)
+		}
+	}
+	if err := m.Set([]byte(`{"flags": [`)); err == nil {
+		t.Fatal("a broken document was taken")
+	}
+	check(ev.next(), openfeature.ProviderError, "PARSE_ERROR")
+	if err := m.Set([]byte(flagsV2)); err != nil {
+		t.Fatal(err)
+	}
+	check(ev.next(), openfeature.ProviderReady, "")
+	check(ev.next(), openfeature.ProviderConfigChange, "")
+	m.Lost(errors.New("unplugged"))
+	check(ev.next(), openfeature.ProviderStale, "")
+	check(ev.next(), openfeature.ProviderError, "GENERAL")
+}
+
+// With a DEBUG logger, a provider that cannot reach its server says so at
+// once, naming the address and the cause, and says nothing about serving
+// flags it never had; the repeats are DEBUG. Each line names the source
+// and what is served.
+func TestLogsTellTheTruth(t *testing.T) {
+	t.Parallel()
+	var logs logtest.Buffer
+	port := closedPort(t)
+	p, err := NewProvider(WithoutEnv(), WithResolver(ResolverInProcess), WithHost("127.0.0.1"), WithPort(port),
+		WithDeadline(2*time.Second), WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown()
+	_ = p.Init(openfeature.EvaluationContext{})
+	out := logs.String()
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], "cannot reach the sync server") ||
+		!strings.Contains(lines[0], "connection refused") || !strings.Contains(lines[0], "retrying in") {
+		t.Errorf("the first line is not the first failed attempt, with its cause and what comes next: %s", lines[0])
+	}
+	if n := strings.Count(out, "level=WARN"); n != 1 {
+		t.Errorf("%d WARN lines for one outage, want 1:\n%s", n, out)
+	}
+	if !strings.Contains(out, "level=DEBUG msg=\"reconnect failed\"") {
+		t.Errorf("no DEBUG line for the repeated attempts:\n%s", out)
+	}
+	for _, line := range lines {
+		if !strings.Contains(line, "source="+addr) || !strings.Contains(line, `serving="nothing yet"`) {
+			t.Errorf("a line does not name the source and what is served: %s", line)
+		}
+	}
+	if strings.Contains(out, "last flags") {
+		t.Errorf("a line speaks of last flags when none were loaded:\n%s", out)
+	}
+}
