@@ -106,7 +106,6 @@ func (w *peakWatch) stop() uint64 {
 	return w.peak
 }
 
-
 // BenchmarkFollowers is the F rows: an edit on a sync server reaching
 // many providers that follow it, each with its own connection, as the pods
 // of a deployment do, from the edit to each provider's
