@@ -216,6 +216,18 @@ func (t *tracer) readVars(e *env, s *Step) {
 	}
 }
 
+// result is what n evaluated to, as recorded under the current step, nil
+// when it was not evaluated there.
+func (t *tracer) result(n *node) any {
+	if len(t.stack) == 0 {
+		return nil
+	}
+	if s := stepOf(t.stack[len(t.stack)-1].Args, n); s != nil {
+		return s.Result
+	}
+	return nil
+}
+
 // stepOf is the step of n among steps, nil when n has none.
 func stepOf(steps []Step, n *node) *Step {
 	for i := range steps {
@@ -335,23 +347,26 @@ func markSkipped(s *Step) {
 // fracWork is the work of a fractional operation as the evaluator did
 // it: hasBy and by are its bucketing value, ok whether there was an input
 // to hash, choice the bucket chosen for it (Index is the bucket whose
-// variant the operation answers), weights and total the buckets', variants
-// the variant of each bucket.
+// variant the operation answers), total the buckets' total weight and
+// variants the variant of each bucket, in JSON form.
 type fracWork struct {
 	hasBy    bool
 	by       value
 	ok       bool
 	choice   fractional.Choice
-	weights  []uint32
 	total    uint32
-	variants []value
+	variants []any
 }
 
 // bucketed records the work of a fractional operation, called by the
-// evaluator right after it chose a bucket. The numbers are the evaluator's
-// own; only the bytes hashed are written again, by the encoders the hash
-// functions use.
-func (t *tracer) bucketed(e *env, w *fracWork) {
+// evaluator right after it chose a bucket; weights are the buckets'. The
+// numbers are the evaluator's own; only the bytes hashed are written again,
+// by the encoders the hash functions use.
+//
+// The weights are not part of w: the evaluator may hold them in a buffer on
+// its stack, which the compiler would move to the heap, on every
+// evaluation, along with the values of w the explanation keeps.
+func (t *tracer) bucketed(e *env, w *fracWork, weights []uint32) {
 	if len(t.stack) == 0 {
 		return
 	}
@@ -363,16 +378,16 @@ func (t *tracer) bucketed(e *env, w *fracWork) {
 	} else {
 		b.hashedDefault(e, w.ok)
 	}
-	ends := fractional.AppendEnds(make([]float64, 0, len(w.weights)), v, w.weights, w.total)
+	ends := fractional.AppendEnds(make([]float64, 0, len(weights)), v, weights, w.total)
 	var start float64
-	for i, weight := range w.weights {
+	for i, weight := range weights {
 		end := start
 		if i < len(ends) {
 			end = ends[i]
 		}
 		c := Bucket{Weight: weight, Start: start, End: end}
 		if i < len(w.variants) {
-			c.Variant = e.toAny(w.variants[i])
+			c.Variant = w.variants[i]
 		}
 		b.Buckets = append(b.Buckets, c)
 		start = end

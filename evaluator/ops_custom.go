@@ -261,7 +261,7 @@ func (e *env) fractional(n *node) value {
 			// one as the rule needs.
 			switch {
 			case spec.exprCount == 0:
-				i := e.pickBucket(spec, by, nil)
+				i := e.pickBucket(spec, by)
 				if i < 0 {
 					return null
 				}
@@ -299,50 +299,64 @@ func (e *env) pickComputed(spec *fracSpec, by value, computed []value) value {
 		computed[j] = v
 		j++
 	}
-	i := e.pickBucket(spec, by, computed)
+	i := e.pickBucket(spec, by)
 	if i < 0 {
 		return null
 	}
-	return spec.variant(i, computed)
-}
-
-// variant is the variant of bucket i, computed holding the values of the
-// variants that are expressions in bucket order.
-func (spec *fracSpec) variant(i int, computed []value) value {
-	if spec.exprs[i] == nil {
-		return spec.variants[i]
-	}
-	j := 0
-	for _, x := range spec.exprs[:i] {
-		if x != nil {
-			j++
+	if spec.exprs[i] != nil {
+		j := 0
+		for _, x := range spec.exprs[:i] {
+			if x != nil {
+				j++
+			}
 		}
+		return computed[j]
 	}
-	return computed[j]
+	return spec.variants[i]
 }
 
-// pickBucket is the bucket fractional chooses for by, or -1 for none;
-// computed is as for variant.
-func (e *env) pickBucket(spec *fracSpec, by value, computed []value) int {
+// pickBucket is the bucket fractional chooses for by, or -1 for none.
+func (e *env) pickBucket(spec *fracSpec, by value) int {
 	if spec.table == nil {
 		return -1
 	}
 	h, ok := e.bucketHash(spec.by != nil, by, spec.tk)
-	var c fractional.Choice
-	if ok {
-		c = spec.table.Choose(e.fs.version, h)
-	}
 	if e.trace != nil {
-		variants := make([]value, len(spec.variants))
-		for i := range variants {
-			variants[i] = spec.variant(i, computed)
-		}
-		e.trace.bucketed(e, &fracWork{spec.by != nil, by, ok, c, spec.table.Weights(), spec.table.Total(), variants})
+		return e.tracePick(spec, by, h, ok)
 	}
 	if !ok {
 		return -1
 	}
-	return c.Index
+	return spec.table.Pick(e.fs.version, h)
+}
+
+// tracePick is pickBucket's choice in an evaluation that is recorded: the
+// same choice, made with Choose so that the tracer is handed the numbers
+// that made it. The variants that are expressions were evaluated, and
+// recorded, before.
+func (e *env) tracePick(spec *fracSpec, by value, h uint32, ok bool) int {
+	variants := make([]any, len(spec.variants))
+	for i, x := range spec.exprs {
+		if x != nil {
+			variants[i] = e.trace.result(x)
+		} else {
+			variants[i] = e.toAny(spec.variants[i])
+		}
+	}
+	w := &fracWork{hasBy: spec.by != nil, by: by, ok: ok, total: spec.table.Total(), variants: variants}
+	return e.traceChoice(w, h, spec.table.Weights())
+}
+
+// traceChoice chooses the bucket for the hash h, or none without an input
+// (w.ok), as Pick does, and hands the choice to the tracer with the rest of
+// w.
+func (e *env) traceChoice(w *fracWork, h uint32, weights []uint32) int {
+	w.choice = fractional.Choice{Hash: h, Index: -1}
+	if w.ok {
+		w.choice = fractional.Choose(e.fs.version, h, weights, w.total)
+	}
+	e.trace.bucketed(e, w, weights)
+	return w.choice.Index
 }
 
 // fractionalOf is fractional over evaluated arguments:
@@ -387,21 +401,29 @@ func (e *env) fractionalOf(list []value, isList bool) value {
 		return null
 	}
 	h, ok := e.bucketHash(hasBy, by, nil)
-	var c fractional.Choice
-	if ok {
-		c = fractional.Choose(e.fs.version, h, weights, total)
+	var i int
+	switch {
+	case e.trace != nil:
+		i = e.traceOf(&fracWork{hasBy: hasBy, by: by, ok: ok, total: total}, h, weights, buckets)
+	case !ok:
+		return null
+	default:
+		i = fractional.Pick(e.fs.version, h, weights, total)
 	}
-	if e.trace != nil {
-		variants := make([]value, len(buckets))
-		for i, b := range buckets {
-			variants[i] = arrAt(b, 0)
-		}
-		e.trace.bucketed(e, &fracWork{hasBy, by, ok, c, weights, total, variants})
-	}
-	if !ok || c.Index < 0 {
+	if i < 0 {
 		return null
 	}
-	return arrAt(buckets[c.Index], 0)
+	return arrAt(buckets[i], 0)
+}
+
+// traceOf is fractionalOf's choice in an evaluation that is recorded, as
+// tracePick is pickBucket's.
+func (e *env) traceOf(w *fracWork, h uint32, weights []uint32, buckets []value) int {
+	w.variants = make([]any, len(buckets))
+	for i, b := range buckets {
+		w.variants[i] = e.toAny(arrAt(b, 0))
+	}
+	return e.traceChoice(w, h, weights)
 }
 
 // bucketHash hashes the bucketing input of the configured version. Without

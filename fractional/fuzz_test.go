@@ -122,30 +122,7 @@ func FuzzPick(f *testing.F) {
 				t.Fatal("table returned with an error")
 			}
 		} else {
-			ws := tb.Weights()
-			var sum uint64
-			for _, w := range ws {
-				sum += uint64(w)
-			}
-			if sum != uint64(tb.Total()) || sum == 0 || sum > MaxWeight || len(ws) != len(weights) {
-				t.Fatalf("table %v total %d inconsistent", ws, tb.Total())
-			}
-			for _, v := range []Version{V1, V2, V3} {
-				idx := tb.Pick(v, hash)
-				if idx != tb.Pick(v, hash) {
-					t.Fatalf("%s: Pick not deterministic", v)
-				}
-				checkChoice(t, v, hash, ws, tb.Total(), idx)
-				if idx == -1 {
-					if v != V1 {
-						t.Fatalf("%s: no bucket for hash %#x in valid table %v", v, hash, ws)
-					}
-					continue
-				}
-				if idx < 0 || idx >= len(ws) || ws[idx] == 0 {
-					t.Fatalf("%s: Pick = %d for weights %v", v, idx, ws)
-				}
-			}
+			checkTablePicks(t, tb, len(weights), hash)
 		}
 
 		// Pick must stay safe with a total that does not match the weights.
@@ -160,6 +137,36 @@ func FuzzPick(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkTablePicks checks a table NewTable built from n weights, and what
+// it picks for hash in every version.
+func checkTablePicks(t *testing.T, tb *Table, n int, hash uint32) {
+	t.Helper()
+	ws := tb.Weights()
+	var sum uint64
+	for _, w := range ws {
+		sum += uint64(w)
+	}
+	if sum != uint64(tb.Total()) || sum == 0 || sum > MaxWeight || len(ws) != n {
+		t.Fatalf("table %v total %d inconsistent", ws, tb.Total())
+	}
+	for _, v := range []Version{V1, V2, V3} {
+		idx := tb.Pick(v, hash)
+		if idx != tb.Pick(v, hash) {
+			t.Fatalf("%s: Pick not deterministic", v)
+		}
+		checkChoice(t, v, hash, ws, tb.Total(), idx)
+		if idx == -1 {
+			if v != V1 {
+				t.Fatalf("%s: no bucket for hash %#x in valid table %v", v, hash, ws)
+			}
+			continue
+		}
+		if idx < 0 || idx >= len(ws) || ws[idx] == 0 {
+			t.Fatalf("%s: Pick = %d for weights %v", v, idx, ws)
+		}
+	}
 }
 
 // checkChoice checks that Choose selects what Pick does, at a point within

@@ -28,11 +28,12 @@ func HashString(v Version, s string) uint32 {
 	if n := maxHead + len(s); n > len(buf) {
 		b = make([]byte, 0, n)
 	}
-	return murmur3.Sum32(AppendString(b, v, s))
+	return murmur3.Sum32(appendText(b, s))
 }
 
-// AppendString appends to dst the bytes HashString hashes for s and returns
-// the extended buffer, for showing what was hashed.
+// AppendString appends to dst the bytes HashString hashes for s, written by
+// the same code, and returns the extended buffer, for showing what was
+// hashed.
 func AppendString(dst []byte, v Version, s string) []byte {
 	if v != V3 {
 		return append(dst, s...)
@@ -51,18 +52,27 @@ func AppendString(dst []byte, v Version, s string) []byte {
 func HashDefault(v Version, flagKey, targetingKey string) uint32 {
 	var buf [stackBufSize]byte
 	b := buf[:0]
-	n := len(flagKey) + len(targetingKey)
-	if v == V3 {
-		n += 1 + 2*maxHead
+	if v != V3 {
+		if n := len(flagKey) + len(targetingKey); n > len(buf) {
+			b = make([]byte, 0, n)
+		}
+		b = append(b, flagKey...)
+		b = append(b, targetingKey...)
+		return murmur3.Sum32(b)
 	}
-	if n > len(buf) {
+	if n := 1 + 2*maxHead + len(flagKey) + len(targetingKey); n > len(buf) {
 		b = make([]byte, 0, n)
 	}
-	return murmur3.Sum32(AppendDefault(b, v, flagKey, targetingKey))
+	b = append(b, majorArray|2)
+	b = appendText(b, flagKey)
+	b = appendText(b, targetingKey)
+	return murmur3.Sum32(b)
 }
 
 // AppendDefault appends to dst the bytes HashDefault hashes and returns the
-// extended buffer, for showing what was hashed.
+// extended buffer, for showing what was hashed. HashDefault writes them
+// itself, which keeps the hot path free of a call; TestAppendHashedBytes
+// holds the two to the same bytes.
 func AppendDefault(dst []byte, v Version, flagKey, targetingKey string) []byte {
 	if v != V3 {
 		return append(append(dst, flagKey...), targetingKey...)

@@ -114,7 +114,10 @@ func (t *Table) Total() uint32 {
 // Pick returns the index of the bucket selected by hash under version v, or
 // -1 when there is none (see the package-level Pick).
 func (t *Table) Pick(v Version, hash uint32) int {
-	return t.Choose(v, hash).Index
+	if t == nil {
+		return -1
+	}
+	return Pick(v, hash, t.weights, t.total)
 }
 
 // Choose is Pick together with the point the hash falls on (see the
