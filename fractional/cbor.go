@@ -2,6 +2,7 @@ package fractional
 
 import (
 	"bytes"
+	"cmp"
 	"encoding"
 	"encoding/binary"
 	"encoding/json"
@@ -9,12 +10,11 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/fxamacker/cbor/v2"
 )
 
 // Errors reported for bucketing values that cannot be hashed.
@@ -36,6 +36,7 @@ const (
 	majorNeg    byte = 1 << 5
 	majorText   byte = 3 << 5
 	majorArray  byte = 4 << 5
+	majorMap    byte = 5 << 5
 	majorTag    byte = 6 << 5
 	majorSimple byte = 7 << 5
 
@@ -64,18 +65,6 @@ const (
 	twoTo63 = 1 << 63
 	twoTo64 = 1 << 64
 )
-
-// coreDet encodes containers. Building the mode validates the options, so it
-// is done once rather than per value.
-var coreDet = mustCoreDet()
-
-func mustCoreDet() cbor.EncMode {
-	em, err := cbor.CoreDetEncOptions().EncMode()
-	if err != nil {
-		panic("fractional: core deterministic CBOR options rejected: " + err.Error())
-	}
-	return em
-}
 
 // AppendCBOR appends the RFC 8949 core deterministic CBOR encoding of x to
 // dst, as hashed by V3, and returns the extended buffer.
@@ -117,30 +106,62 @@ func AppendCBOR(dst []byte, x any) ([]byte, error) {
 		}
 		return out, nil
 	}
-	return appendValue(dst, x)
-}
-
-// appendValue encodes what appendScalar leaves: the value is normalised
-// and the library writes it.
-func appendValue(dst []byte, x any) ([]byte, error) {
-	norm, err := normalise(x, 0)
+	// Containers are written into a buffer of their own: handed to the
+	// recursive encoder, dst would be moved to the heap by the compiler, in
+	// every caller and for scalars too.
+	enc, err := appendValue(nil, x, 0)
 	if err != nil {
 		return dst, err
 	}
-	b, err := coreDet.Marshal(norm)
-	if err != nil {
-		return dst, fmt.Errorf("fractional: encoding bucketing value: %w", err)
+	if len(dst) == 0 && cap(dst) < len(enc) {
+		return enc, nil // what append would return, without copying it
 	}
-	return append(dst, b...), nil
+	return append(dst, enc...), nil
+}
+
+// appendValue writes x at nesting depth depth. Every scalar, at the top
+// level or inside a container, is written by appendScalar, so a value
+// encodes the same wherever it stands; containers are written element by
+// element, and values that only have a JSON form are written as that form.
+func appendValue(dst []byte, x any, depth int) ([]byte, error) {
+	if depth > maxDepth {
+		return dst, fmt.Errorf("%w: nested deeper than %d levels", ErrUnsupportedInput, maxDepth)
+	}
+	if out, ok, err := appendScalar(dst, x); ok || err != nil {
+		return out, err
+	}
+	switch v := x.(type) {
+	case []any:
+		if v == nil {
+			return append(dst, cborNull), nil
+		}
+		dst = appendHead(dst, majorArray, uint64(len(v)))
+		var err error
+		for _, e := range v {
+			if dst, err = appendValue(dst, e, depth+1); err != nil {
+				return dst, err
+			}
+		}
+		return dst, nil
+	case map[string]any:
+		if v == nil {
+			return append(dst, cborNull), nil
+		}
+		entries := make([]entry, 0, len(v))
+		for k, e := range v {
+			entries = append(entries, newEntry(k, e))
+		}
+		return appendMap(dst, entries, depth)
+	}
+	return appendKind(dst, x, depth)
 }
 
 func unsupportedType(x any) error {
 	return fmt.Errorf("%w: Go type %T", ErrUnsupportedInput, x)
 }
 
-// appendScalar encodes x by hand when it is not a container and needs no
-// JSON form, which keeps hashing scalars free of allocations. ok is false
-// for everything else, which the caller normalises and hands to the library.
+// appendScalar writes x when it is not a container and needs no JSON form,
+// without allocating. ok is false for everything else.
 func appendScalar(dst []byte, x any) (out []byte, ok bool, err error) {
 	switch v := x.(type) {
 	case nil:
@@ -368,16 +389,6 @@ func (n number) append(dst []byte) []byte {
 	return appendFloat(dst, n.f)
 }
 
-func (n number) value() any {
-	switch n.kind {
-	case 'i':
-		return n.i
-	case 'u':
-		return n.u
-	}
-	return normaliseFloat(n.f)
-}
-
 // parseNumber reads a json.Number. Integers that fit 64 bits are kept
 // exact; everything else goes through float64 and is normalised like any
 // other float. Integer text is parsed as the one integer type its sign
@@ -419,223 +430,112 @@ func integerText(s string) bool {
 	return true
 }
 
-// normaliseFloat applies the number normalisation in value form, for the
-// containers that the library encodes. It must agree with appendFloat.
-func normaliseFloat(f float64) any {
-	if f == math.Trunc(f) { // false for NaN; true for ±Inf, excluded below
-		if f >= 0 && f < twoTo64 {
-			return uint64(f)
-		}
-		if f < 0 && f >= -twoTo63 {
-			return int64(f)
-		}
-	}
-	return f
-}
-
-// normalise copies x into the plain form that the library encodes the way
-// appendScalar does: numbers normalised, strings valid, times as tag 1,
-// containers as []any and map[string]any, and nil containers as nil.
-func normalise(x any, depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("%w: nested deeper than %d levels", ErrUnsupportedInput, maxDepth)
-	}
-	switch v := x.(type) {
-	case nil, bool, int64, uint64:
-		return v, nil
-	case string:
-		return validText(v), nil
-	case float64:
-		return normaliseFloat(v), nil
-	case float32:
-		return normaliseFloat(float64(v)), nil
-	case int:
-		return int64(v), nil
-	case int8:
-		return int64(v), nil
-	case int16:
-		return int64(v), nil
-	case int32:
-		return int64(v), nil
-	case uint:
-		return uint64(v), nil
-	case uint8:
-		return uint64(v), nil
-	case uint16:
-		return uint64(v), nil
-	case uint32:
-		return uint64(v), nil
-	case json.Number:
-		n, err := parseNumber(v)
-		if err != nil {
-			return nil, err
-		}
-		return n.value(), nil
-	case time.Time:
-		return timeTag(v), nil
-	case *time.Time:
-		if v == nil {
-			return nil, nil
-		}
-		return timeTag(*v), nil
-	case []any:
-		if v == nil {
-			return nil, nil
-		}
-		out := make([]any, len(v))
-		for i, e := range v {
-			n, err := normalise(e, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = n
-		}
-		return out, nil
-	case map[string]any:
-		if v == nil {
-			return nil, nil
-		}
-		obj := newObject(len(v))
-		for k, e := range v {
-			n, err := normalise(e, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			obj.put(k, n)
-		}
-		return obj.m, nil
-	}
-	return normaliseKind(x, depth)
-}
-
-// normaliseKind handles the Go values that are not plain JSON-like types:
-// named types by their kind, everything else through encoding/json.
-func normaliseKind(x any, depth int) (any, error) {
+// appendKind writes the values that are neither scalars nor []any and
+// map[string]any: other slices, arrays and maps with string keys element by
+// element, everything else through encoding/json.
+func appendKind(dst []byte, x any, depth int) ([]byte, error) {
 	if marshalsItself(x) {
-		return jsonForm(x, depth)
+		return appendJSONForm(dst, x, depth)
 	}
 	rv := reflect.ValueOf(x)
 	switch rv.Kind() {
-	case reflect.Bool:
-		return rv.Bool(), nil
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return rv.Int(), nil
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return rv.Uint(), nil
-	case reflect.Float32, reflect.Float64:
-		return normaliseFloat(rv.Float()), nil
-	case reflect.String:
-		return validText(rv.String()), nil
-	case reflect.Slice:
+	case reflect.Slice, reflect.Map, reflect.Pointer:
 		if rv.IsNil() {
-			return nil, nil
+			return append(dst, cborNull), nil
 		}
+	}
+	switch rv.Kind() {
+	case reflect.Slice:
 		if rv.Type().Elem().Kind() == reflect.Uint8 {
 			// Bytes are base64 text in JSON.
-			return jsonForm(x, depth)
+			return appendJSONForm(dst, x, depth)
 		}
-		return normaliseList(rv, depth)
+		return appendList(dst, rv, depth)
 	case reflect.Array:
-		return normaliseList(rv, depth)
+		return appendList(dst, rv, depth)
 	case reflect.Map:
-		if rv.IsNil() {
-			return nil, nil
-		}
 		if rv.Type().Key().Kind() != reflect.String {
 			// encoding/json spells integer and TextMarshaler keys as text.
-			return jsonForm(x, depth)
+			return appendJSONForm(dst, x, depth)
 		}
-		obj := newObject(rv.Len())
+		entries := make([]entry, 0, rv.Len())
 		for it := rv.MapRange(); it.Next(); {
-			n, err := normalise(it.Value().Interface(), depth+1)
-			if err != nil {
-				return nil, err
-			}
-			obj.put(it.Key().String(), n)
+			entries = append(entries, newEntry(it.Key().String(), it.Value().Interface()))
 		}
-		return obj.m, nil
-	case reflect.Pointer:
-		if rv.IsNil() {
-			return nil, nil
-		}
-		return jsonForm(x, depth)
-	case reflect.Struct:
-		return jsonForm(x, depth)
+		return appendMap(dst, entries, depth)
+	case reflect.Pointer, reflect.Struct:
+		return appendJSONForm(dst, x, depth)
 	}
-	return nil, unsupportedType(x)
+	return dst, unsupportedType(x)
 }
 
-func normaliseList(rv reflect.Value, depth int) (any, error) {
-	out := make([]any, rv.Len())
-	for i := range out {
-		n, err := normalise(rv.Index(i).Interface(), depth+1)
-		if err != nil {
-			return nil, err
+func appendList(dst []byte, rv reflect.Value, depth int) ([]byte, error) {
+	dst = appendHead(dst, majorArray, uint64(rv.Len()))
+	var err error
+	for i := range rv.Len() {
+		if dst, err = appendValue(dst, rv.Index(i).Interface(), depth+1); err != nil {
+			return dst, err
 		}
-		out[i] = n
 	}
-	return out, nil
+	return dst, nil
 }
 
-// jsonForm is x as encoding/json writes it, read back with numbers kept as
-// json.Number so that no integer is rounded on the way.
-func jsonForm(x any, depth int) (any, error) {
+// entry is a map entry: given is its key as the map holds it, key the same
+// made valid UTF-8, as it is written.
+type entry struct {
+	key, given string
+	val        any
+}
+
+func newEntry(k string, v any) entry { return entry{key: validText(k), given: k, val: v} }
+
+// appendMap writes a map with its entries in core deterministic order, by
+// their encoded keys: for text, the shorter key first (its head holds the
+// length), then bytewise. Keys that differ only in invalid bytes are one
+// key once valid; of those, the entry with the greatest key as given wins,
+// as it does when encoding/json writes the keys in sorted order and a
+// decoder keeps the last of a duplicate.
+func appendMap(dst []byte, entries []entry, depth int) ([]byte, error) {
+	slices.SortFunc(entries, func(a, b entry) int {
+		if c := cmp.Compare(len(a.key), len(b.key)); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return strings.Compare(a.given, b.given)
+	})
+	n := 0
+	for i := range entries {
+		if i+1 < len(entries) && entries[i+1].key == entries[i].key {
+			continue // an entry with a greater key as given follows
+		}
+		entries[n] = entries[i]
+		n++
+	}
+	dst = appendHead(dst, majorMap, uint64(n))
+	var err error
+	for _, e := range entries[:n] {
+		dst = appendText(dst, e.key)
+		if dst, err = appendValue(dst, e.val, depth+1); err != nil {
+			return dst, err
+		}
+	}
+	return dst, nil
+}
+
+// appendJSONForm writes x as encoding/json writes it, read back with
+// numbers kept as json.Number so that no integer is rounded on the way.
+func appendJSONForm(dst []byte, x any, depth int) ([]byte, error) {
 	b, err := json.Marshal(x)
 	if err != nil {
-		return nil, fmt.Errorf("%w: Go type %T: %v", ErrUnsupportedInput, x, err)
+		return dst, fmt.Errorf("%w: Go type %T: %v", ErrUnsupportedInput, x, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var out any
 	if err := dec.Decode(&out); err != nil {
-		return nil, fmt.Errorf("%w: Go type %T: %v", ErrUnsupportedInput, x, err)
+		return dst, fmt.Errorf("%w: Go type %T: %v", ErrUnsupportedInput, x, err)
 	}
-	return normalise(out, depth+1)
-}
-
-// timeTag is t as appendTime writes it, for the library.
-func timeTag(t time.Time) cbor.Tag {
-	if t.Nanosecond() == 0 {
-		return cbor.Tag{Number: 1, Content: t.Unix()}
-	}
-	return cbor.Tag{Number: 1, Content: normaliseFloat(epochSeconds(t))}
-}
-
-// object builds a map whose keys are valid text. Keys that differ only in
-// invalid bytes become one key; of those, the entry with the greatest key
-// as given wins, as it does when encoding/json writes the keys in sorted
-// order and a decoder keeps the last of a duplicate.
-type object struct {
-	m map[string]any
-	// from records the key as given for each key that had to be made
-	// valid; it stays nil while every key is valid.
-	from map[string]string
-}
-
-func newObject(n int) object { return object{m: make(map[string]any, n)} }
-
-func (o *object) put(k string, v any) {
-	key := validText(k)
-	if key == k && o.from == nil {
-		o.m[k] = v
-		return
-	}
-	if _, dup := o.m[key]; dup {
-		prev, ok := o.from[key]
-		if !ok {
-			prev = key
-		}
-		if k < prev {
-			return
-		}
-	}
-	o.m[key] = v
-	if key == k {
-		delete(o.from, key)
-		return
-	}
-	if o.from == nil {
-		o.from = make(map[string]string)
-	}
-	o.from[key] = k
+	return appendValue(dst, out, depth+1)
 }

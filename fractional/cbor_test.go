@@ -158,100 +158,108 @@ func (l level) MarshalText() ([]byte, error) { return []byte([]string{"debug", "
 
 func (failing) MarshalJSON() ([]byte, error) { return nil, errors.New("no JSON form") }
 
-// Go values beyond the JSON-like types: each is hashed as the exact value
-// it holds, and the bytes are written out by hand.
-func TestAppendCBORGoValues(t *testing.T) {
-	newYear := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	half := newYear.Add(500 * time.Millisecond)
-	maxInt := int64(math.MaxInt64)
-	type account struct {
+// Values and types of the goValueCases.
+var (
+	goNewYear = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	goHalf    = goNewYear.Add(500 * time.Millisecond)
+	goMaxInt  = int64(math.MaxInt64)
+)
+
+type (
+	goAccount struct {
 		ID    int64   `json:"id"`
 		Name  string  `json:"name"`
 		Ratio float32 `json:"-"`
 	}
-	type stamped struct {
+	goStamped struct {
 		At time.Time `json:"at"`
 	}
-	type withRatio struct {
+	goWithRatio struct {
 		R float32 `json:"r"`
 	}
-	tests := []struct {
-		name string
-		in   any
-		want string // hex
-	}{
-		// 64-bit integers and float32 keep their exact value.
-		{"max int64", maxInt, "1b7fffffffffffffff"},
-		{"2^53+1", int64(1<<53 + 1), "1b0020000000000001"},
-		{"min int64", int64(math.MinInt64), "3b7fffffffffffffff"},
-		{"max uint64", uint64(math.MaxUint64), "1bffffffffffffffff"},
-		{"float32 272180.5625", float32(272180.5625), "fa4884e692"},
-		{"float32 0.1 widened", float32(0.1), "fa3dcccccd"},
-		{"json.Number max int64", json.Number("9223372036854775807"), "1b7fffffffffffffff"},
-		{"json.Number 2^53+1", json.Number("9007199254740993"), "1b0020000000000001"},
+)
 
-		// Times: tag 1 over the POSIX time in seconds.
-		{"time whole second", newYear, "c11a65920080"},
-		{"time zone does not matter", newYear.In(time.FixedZone("x", 3600)), "c11a65920080"},
-		{"time half second", half, "c1fb41d9648020200000"},
-		{"time nanoseconds", newYear.Add(123456789), "c1fb41d964802007e6b7"},
-		{"time before the epoch", time.Unix(-1, 0), "c120"},
-		{"time a quarter second before the epoch", time.Unix(-1, 750_000_000), "c1f9b400"},
-		{"zero time", time.Time{}, "c13b0000000e7791f6ff"},
-		// The sum the specification spells out, to the last bit: seconds
-		// plus nanoseconds/1e9 (nanoseconds*1e-9 ends in ...db).
-		{"time rounding", time.Unix(-1, 265609), "c1fbbfeffdd2fa4101dc"},
-		{"time pointer", &newYear, "c11a65920080"},
-		{"nil time pointer", (*time.Time)(nil), "f6"},
-		{"time in a map", map[string]any{"t": newYear}, "a16174c11a65920080"},
-		{"time pointer in a list", []any{&half}, "81c1fb41d9648020200000"},
-		{"times in a typed list", []time.Time{newYear}, "81c11a65920080"},
+// goValueCases are Go values beyond the JSON-like types, each with the
+// encoding of the exact value it holds, written out by hand.
+var goValueCases = []struct {
+	name string
+	in   any
+	want string // hex
+}{
+	// 64-bit integers and float32 keep their exact value.
+	{"max int64", goMaxInt, "1b7fffffffffffffff"},
+	{"2^53+1", int64(1<<53 + 1), "1b0020000000000001"},
+	{"min int64", int64(math.MinInt64), "3b7fffffffffffffff"},
+	{"max uint64", uint64(math.MaxUint64), "1bffffffffffffffff"},
+	{"float32 272180.5625", float32(272180.5625), "fa4884e692"},
+	{"float32 0.1 widened", float32(0.1), "fa3dcccccd"},
+	{"json.Number max int64", json.Number("9223372036854775807"), "1b7fffffffffffffff"},
+	{"json.Number 2^53+1", json.Number("9007199254740993"), "1b0020000000000001"},
 
-		// Named types count as their kind.
-		{"named int64", userID(1<<53 + 1), "1b0020000000000001"},
-		{"named string", userName("ada"), "63616461"},
-		{"named float32", ratio(0.1), "fa3dcccccd"},
-		{"named bool", optIn(true), "f5"},
-		{"named slice", tags{"a", "b"}, "8261616162"},
-		{"named map", attrs{"id": userID(7)}, "a162696407"},
-		{"string list", []string{"a", "b"}, "8261616162"},
-		{"int64 list", []int64{maxInt}, "811b7fffffffffffffff"},
-		{"float32 list", []float32{0.1}, "81fa3dcccccd"},
-		{"array", [2]uint8{1, 2}, "820102"},
-		{"string map", map[string]string{"a": "b"}, "a161616162"},
-		{"int64 map", map[string]int64{"id": maxInt}, "a16269641b7fffffffffffffff"},
-		{"named keys", map[shortName]int{"b": 1, "a": 2}, "a2616102616201"},
-		{"nested typed", map[string]any{"ids": []uint64{math.MaxUint64}}, "a163696473811bffffffffffffffff"},
-		{"nil typed slice", []string(nil), "f6"},
-		{"nil typed map", map[string]int(nil), "f6"},
+	// Times: tag 1 over the POSIX time in seconds.
+	{"time whole second", goNewYear, "c11a65920080"},
+	{"time zone does not matter", goNewYear.In(time.FixedZone("x", 3600)), "c11a65920080"},
+	{"time half second", goHalf, "c1fb41d9648020200000"},
+	{"time nanoseconds", goNewYear.Add(123456789), "c1fb41d964802007e6b7"},
+	{"time before the epoch", time.Unix(-1, 0), "c120"},
+	{"time a quarter second before the epoch", time.Unix(-1, 750_000_000), "c1f9b400"},
+	{"zero time", time.Time{}, "c13b0000000e7791f6ff"},
+	// The sum the specification spells out, to the last bit: seconds
+	// plus nanoseconds/1e9 (nanoseconds*1e-9 ends in ...db).
+	{"time rounding", time.Unix(-1, 265609), "c1fbbfeffdd2fa4101dc"},
+	{"time pointer", &goNewYear, "c11a65920080"},
+	{"nil time pointer", (*time.Time)(nil), "f6"},
+	{"time in a map", map[string]any{"t": goNewYear}, "a16174c11a65920080"},
+	{"time pointer in a list", []any{&goHalf}, "81c1fb41d9648020200000"},
+	{"times in a typed list", []time.Time{goNewYear}, "81c11a65920080"},
 
-		// Everything else in its encoding/json form, numbers exact.
-		{"struct", account{ID: maxInt, Name: "x"}, "a26269641b7fffffffffffffff646e616d656178"},
-		{"struct pointer", &account{ID: 1, Name: "x"}, "a262696401646e616d656178"},
-		{"time in a struct is text", stamped{newYear}, "a1626174" + "74" + hex.EncodeToString([]byte("2024-01-01T00:00:00Z"))},
-		{"float32 in a struct is its JSON text", withRatio{0.1}, "a16172fb3fb999999999999a"},
-		{"struct in a map", map[string]any{"a": account{ID: 2}}, "a16161a262696402646e616d6560"},
-		{"int pointer", &maxInt, "1b7fffffffffffffff"},
-		{"nil pointer", (*int)(nil), "f6"},
-		{"bytes as base64", []byte("hi"), "6461476b3d"},
-		{"integer keys", map[int]string{1: "a"}, "a161316161"},
-		{"marshals itself", level(1), "64696e666f"},
-		{"empty struct", struct{}{}, "a0"},
+	// Named types count as their kind.
+	{"named int64", userID(1<<53 + 1), "1b0020000000000001"},
+	{"named string", userName("ada"), "63616461"},
+	{"named float32", ratio(0.1), "fa3dcccccd"},
+	{"named bool", optIn(true), "f5"},
+	{"named slice", tags{"a", "b"}, "8261616162"},
+	{"named map", attrs{"id": userID(7)}, "a162696407"},
+	{"string list", []string{"a", "b"}, "8261616162"},
+	{"int64 list", []int64{goMaxInt}, "811b7fffffffffffffff"},
+	{"float32 list", []float32{0.1}, "81fa3dcccccd"},
+	{"array", [2]uint8{1, 2}, "820102"},
+	{"string map", map[string]string{"a": "b"}, "a161616162"},
+	{"int64 map", map[string]int64{"id": goMaxInt}, "a16269641b7fffffffffffffff"},
+	{"named keys", map[shortName]int{"b": 1, "a": 2}, "a2616102616201"},
+	{"nested typed", map[string]any{"ids": []uint64{math.MaxUint64}}, "a163696473811bffffffffffffffff"},
+	{"nil typed slice", []string(nil), "f6"},
+	{"nil typed map", map[string]int(nil), "f6"},
 
-		// Text is valid UTF-8, one U+FFFD for each bad byte.
-		{"invalid UTF-8", "a\xffb", "65" + "61efbfbd62"},
-		{"truncated sequence", "\xe2\x82", "66efbfbdefbfbd"},
-		{"invalid named string", userName("\xff"), "63efbfbd"},
-		{"invalid key", map[string]any{"\xff": 1}, "a163efbfbd01"},
-		{"invalid in a list", []string{"\xff"}, "8163efbfbd"},
-		// Keys that become the same text: the greatest key as given wins,
-		// as when encoding/json writes them in order and a decoder keeps
-		// the last.
-		{"colliding keys", map[string]any{"\xfe": 2, "\xff": 1}, "a163efbfbd01"},
-		{"colliding with valid U+FFFD", map[string]any{"\ufffd": 1, "\xff": 2}, "a163efbfbd02"},
-		{"colliding typed keys", map[string]int{"\xff": 1, "\ufffd": 2, "\xfe": 3}, "a163efbfbd01"},
-	}
-	for _, tc := range tests {
+	// Everything else in its encoding/json form, numbers exact.
+	{"struct", goAccount{ID: goMaxInt, Name: "x"}, "a26269641b7fffffffffffffff646e616d656178"},
+	{"struct pointer", &goAccount{ID: 1, Name: "x"}, "a262696401646e616d656178"},
+	{"time in a struct is text", goStamped{goNewYear}, "a1626174" + "74" + hex.EncodeToString([]byte("2024-01-01T00:00:00Z"))},
+	{"float32 in a struct is its JSON text", goWithRatio{0.1}, "a16172fb3fb999999999999a"},
+	{"struct in a map", map[string]any{"a": goAccount{ID: 2}}, "a16161a262696402646e616d6560"},
+	{"int pointer", &goMaxInt, "1b7fffffffffffffff"},
+	{"nil pointer", (*int)(nil), "f6"},
+	{"bytes as base64", []byte("hi"), "6461476b3d"},
+	{"integer keys", map[int]string{1: "a"}, "a161316161"},
+	{"marshals itself", level(1), "64696e666f"},
+	{"empty struct", struct{}{}, "a0"},
+
+	// Text is valid UTF-8, one U+FFFD for each bad byte.
+	{"invalid UTF-8", "a\xffb", "65" + "61efbfbd62"},
+	{"truncated sequence", "\xe2\x82", "66efbfbdefbfbd"},
+	{"invalid named string", userName("\xff"), "63efbfbd"},
+	{"invalid key", map[string]any{"\xff": 1}, "a163efbfbd01"},
+	{"invalid in a list", []string{"\xff"}, "8163efbfbd"},
+	// Keys that become the same text: the greatest key as given wins,
+	// as when encoding/json writes them in order and a decoder keeps
+	// the last.
+	{"colliding keys", map[string]any{"\xfe": 2, "\xff": 1}, "a163efbfbd01"},
+	{"colliding with valid U+FFFD", map[string]any{"\ufffd": 1, "\xff": 2}, "a163efbfbd02"},
+	{"colliding typed keys", map[string]int{"\xff": 1, "\ufffd": 2, "\xfe": 3}, "a163efbfbd01"},
+}
+
+func TestAppendCBORGoValues(t *testing.T) {
+	for _, tc := range goValueCases {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := AppendCBOR(nil, tc.in)
 			if err != nil {
@@ -260,8 +268,7 @@ func TestAppendCBORGoValues(t *testing.T) {
 			if h := hex.EncodeToString(got); h != tc.want {
 				t.Errorf("AppendCBOR(%#v) = %s, want %s", tc.in, h, tc.want)
 			}
-			// Top level and nested are encoded by different code; they
-			// must agree.
+			// A value encodes the same inside a container.
 			inArray, err := AppendCBOR(nil, []any{tc.in})
 			if err != nil || inArray[0] != 0x81 || !bytes.Equal(inArray[1:], got) {
 				t.Errorf("in an array: %x, %v; alone: %x", inArray, err, got)
@@ -324,20 +331,14 @@ func TestAppendCBORUnsupported(t *testing.T) {
 	}
 }
 
-// Scalars are encoded by hand at the top level and by the library inside
-// containers; both paths must produce the same bytes.
+// A value encodes the same alone and as an element of every kind of
+// container, since one function writes it in all these places. This keeps
+// it so should a container ever encode its elements by code of its own, as
+// the library that once encoded containers did, for every Go type a context
+// may hold.
 func TestScalarMatchesNested(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
-	values := []any{
-		nil, true, false, "", "x", "\xff\xfe", strings.Repeat("é", 12), strings.Repeat("a", 300),
-		0.0, math.Copysign(0, -1), 1.0, -1.0, 1.5, 65504.0, 65505.0, 0x1p-24, 0x1p-25,
-		0x1p-149, 0x1p-150, 1e20, -1e20, 0x1p63, -0x1p63, 0x1p64, 0x1p64 - 2048, -0x1p63 - 2048,
-		math.MaxFloat64, math.SmallestNonzeroFloat64, math.Inf(1), math.Inf(-1), math.NaN(),
-		float32(0.1), float32(math.MaxFloat32), float32(0x1p-149), float32(3),
-		int(5), int8(-128), int16(-300), int32(math.MinInt32), int64(math.MinInt64), int64(math.MaxInt64),
-		uint(7), uint8(255), uint16(65535), uint32(math.MaxUint32), uint64(math.MaxUint64),
-		json.Number("12"), json.Number("-12.5"), json.Number("1e20"), json.Number("18446744073709551615"),
-	}
+	values := nestedValues()
 	for range 2000 {
 		values = append(values, randScalar(r))
 	}
@@ -346,20 +347,55 @@ func TestScalarMatchesNested(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%#v: %v", x, err)
 		}
-		inArray, err := AppendCBOR(nil, []any{x})
-		if err != nil {
-			t.Fatal(err)
+		places := []struct {
+			name string
+			in   any
+			head []byte
+		}{
+			{"in an array", []any{x}, []byte{0x81}},
+			{"in a map", map[string]any{"k": x}, []byte{0xa1, 0x61, 'k'}},
+			{"in a list in a list", []any{[]any{x}}, []byte{0x81, 0x81}},
+			{"in a map in a list", []any{map[string]any{"k": x}}, []byte{0x81, 0xa1, 0x61, 'k'}},
+			{"in an array type, by reflection", [1]any{x}, []byte{0x81}},
+			{"in a map in a map", map[string]any{"k": map[string]any{"k": x}}, []byte{0xa1, 0x61, 'k', 0xa1, 0x61, 'k'}},
+			{"in a named map, by reflection", attrs{"k": x}, []byte{0xa1, 0x61, 'k'}},
 		}
-		if inArray[0] != 0x81 || !bytes.Equal(inArray[1:], top) {
-			t.Errorf("%#v: top level %x, in array %x", x, top, inArray)
+		for _, p := range places {
+			got, err := AppendCBOR(nil, p.in)
+			if err != nil || !bytes.Equal(got, append(p.head, top...)) {
+				t.Errorf("%#v: alone %x, %s %x (%v)", x, top, p.name, got, err)
+			}
 		}
-		inMap, err := AppendCBOR(nil, map[string]any{"k": x})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.HasPrefix(inMap, []byte{0xa1, 0x61, 'k'}) || !bytes.Equal(inMap[3:], top) {
-			t.Errorf("%#v: top level %x, in map %x", x, top, inMap)
-		}
+	}
+}
+
+// nestedValues holds a value of every Go type the provider accepts in a
+// context, with the edge values of each.
+func nestedValues() []any {
+	newYear := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	half := newYear.Add(500 * time.Millisecond)
+	maxInt := int64(math.MaxInt64)
+	return []any{
+		nil, true, false, "", "x", "\xff\xfe", strings.Repeat("é", 12), strings.Repeat("a", 300),
+		0.0, math.Copysign(0, -1), 1.0, -1.0, 1.5, 65504.0, 65505.0, 0x1p-24, 0x1p-25,
+		0x1p-149, 0x1p-150, 1e20, -1e20, 0x1p63, -0x1p63, 0x1p64, 0x1p64 - 2048, -0x1p63 - 2048,
+		math.MaxFloat64, math.SmallestNonzeroFloat64, math.Inf(1), math.Inf(-1), math.NaN(),
+		float32(0.1), float32(math.MaxFloat32), float32(0x1p-149), float32(3),
+		float32(math.NaN()), float32(math.Inf(-1)), float32(math.Copysign(0, -1)),
+		int(5), int8(-128), int16(-300), int32(math.MinInt32), int64(math.MinInt64), int64(math.MaxInt64),
+		uint(7), uint8(255), uint16(65535), uint32(math.MaxUint32), uint64(math.MaxUint64), uintptr(9),
+		json.Number("12"), json.Number("-12.5"), json.Number("1e20"), json.Number("18446744073709551615"),
+		json.Number("18446744073709551616"), json.Number("-9223372036854775808"), json.Number("-9223372036854775809"),
+		json.Number("-0"), json.Number("1.0"), json.Number("1E2"), json.Number("0.1"), json.Number("-1.5e-7"),
+		// Named types, times and pointers.
+		userID(-5), userName("\xff"), ratio(0.1), optIn(false), level(0), shortName("s"),
+		newYear, half, &newYear, (*time.Time)(nil), &maxInt, (*int)(nil),
+		// Containers and values with a JSON form only.
+		[]int{1}, []string(nil), map[string]int{"a": 1}, map[string]any(nil), tags{"x"}, attrs{"k": userID(3)},
+		[2]uint8{1, 2}, []byte("hi"), map[int]string{1: "a"}, struct {
+			A int64 `json:"a"`
+		}{maxInt},
+		[]any{1, "a", nil, []any{map[string]any{"\xff": 1.5}}},
 	}
 }
 

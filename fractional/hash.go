@@ -117,7 +117,7 @@ func HashValue(v Version, x any) (uint32, error) {
 		return 0, err
 	}
 	if !ok {
-		if b, err = appendValue(nil, x); err != nil {
+		if b, err = appendValue(nil, x, 0); err != nil {
 			return 0, err
 		}
 	}
