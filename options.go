@@ -45,8 +45,13 @@ func ParseResolver(s string) (Resolver, error) {
 
 // Config is a provider's configuration after the environment variables and
 // the options are applied, with the names and defaults of flagd's provider
-// configuration table.
+// configuration table. Resolver and OfflineFlagSourcePath say where the
+// flags really come from; the sync server's fields keep what was given
+// even when the flags come from a file or from memory, which do not use
+// them.
 type Config struct {
+	// Resolver is file, in-process or rpc, or empty when WithFlags or
+	// WithSource provides the flags: no flagd resolver is in force then.
 	Resolver              Resolver
 	Host                  string
 	Port                  int // 8013 for rpc, 8015 otherwise, unless set
@@ -71,9 +76,33 @@ type Config struct {
 	StrictValidation      bool
 }
 
-// Option configures a Provider. Options are applied in order after the
-// FLAGD_* environment variables, so an explicit option wins over its
-// variable; FromEnv applies the variables again at its own position.
+// Option configures a Provider.
+//
+// Options are applied in order after the FLAGD_* environment variables, so
+// an option wins over its variable, and a variable fills only what the
+// options leave unset. That includes where the flags come from: once the
+// options choose a file (WithFile, WithResolver(ResolverFile)), a sync
+// server (WithResolver(ResolverInProcess) or ResolverRPC, WithHost,
+// WithPort, WithTargetURI, WithSocketPath, WithTLS) or flags in memory
+// (WithFlags, WithSource), the variables that would choose another are
+// ignored: FLAGD_RESOLVER when it names another kind of source, and
+// FLAGD_OFFLINE_FLAG_SOURCE_PATH unless a file was chosen. The variables
+// of the chosen kind still fill the rest (FLAGD_OFFLINE_POLL_MS for a
+// file; FLAGD_HOST, FLAGD_PORT or FLAGD_RESOLVER=in-process for a server).
+// An ignored variable is still checked: a value that does not parse is an
+// error. FromEnv applies the variables again at its own position, where
+// they win over the options before it, the choice of source included.
+//
+// Options that contradict each other are an error naming both: a file with
+// flags in memory or with a server option, WithFlags with WithSource, the
+// file resolver with a server option, WithFlags or WithSource with
+// WithResolver. As in flagd's providers, WithResolver(ResolverInProcess)
+// with WithFile is the file resolver (older configurations ask for a file
+// that way), and a socket path, a target URI and a host and port may be
+// given together: the socket path wins, then the target URI. Options that
+// only tune a source (WithSelector, WithCacheFile, WithFilePollInterval,
+// WithRetryBackoff, ...) choose none, and are unused by the sources they do
+// not apply to.
 type Option func(*config)
 
 // Defaults, as in flagd's provider configuration table.
@@ -135,7 +164,113 @@ type config struct {
 
 	withoutEnv bool // WithoutEnv: the variables are not applied first
 
+	// picks are the options that chose where the flags come from, one per
+	// option name, to name both sides of a contradiction.
+	picks []pick
+	// A variable, not an option, set OfflineFlagSourcePath or Resolver: an
+	// option that chooses another kind of source drops a variable's value,
+	// where another option's is a contradiction to report.
+	pathFromEnv, resolverFromEnv bool
+
 	errs []error // every invalid option or variable, reported together
+}
+
+// sourceKind is where the flags come from, as far as the options and
+// variables have chosen.
+type sourceKind uint8
+
+const (
+	kindNone sourceKind = iota
+	kindFile
+	kindServer
+	kindMemory
+)
+
+// pick is an option that chose a kind of source: its name, as an error
+// shows it (WithResolver with its value), and what it asks for, in the
+// words of an error.
+type pick struct {
+	option string
+	kind   sourceKind
+	does   string
+}
+
+// name is the option's function name, without WithResolver's value.
+func (p pick) name() string {
+	name, _, _ := strings.Cut(p.option, "(")
+	return name
+}
+
+func resolverKind(r Resolver) sourceKind {
+	switch r {
+	case ResolverFile:
+		return kindFile
+	case ResolverInProcess, ResolverRPC:
+		return kindServer
+	}
+	return kindNone
+}
+
+// choose records that the option chose a kind of source. A later value
+// of the same option replaces the earlier one, as with any option. What
+// the variables chose for another kind is dropped, because the options
+// win; what other options chose is kept, for resolve to report.
+func (c *config) choose(option string, kind sourceKind, does string) {
+	p := pick{option: option, kind: kind, does: does}
+	if i := slices.IndexFunc(c.picks, func(q pick) bool { return q.name() == p.name() }); i >= 0 {
+		c.picks[i] = p
+	} else {
+		c.picks = append(c.picks, p)
+	}
+	c.drop(kind, true)
+}
+
+// drop clears what chose a kind of source other than kind; with envOnly,
+// only what the variables set.
+func (c *config) drop(kind sourceKind, envOnly bool) {
+	if kind != kindMemory && !envOnly {
+		c.flags, c.source = nil, nil
+	}
+	if kind != kindFile && (c.pathFromEnv || !envOnly) {
+		c.OfflineFlagSourcePath, c.pathFromEnv = "", false
+	}
+	if c.Resolver != "" && resolverKind(c.Resolver) != kind && (c.resolverFromEnv || !envOnly) {
+		c.Resolver, c.resolverFromEnv = "", false
+	}
+}
+
+// contradictions reports options that choose different sources, one
+// pair for each two kinds of source, so that a file given with a host and
+// a port is one error.
+func (c *config) contradictions() {
+	reported := map[[2]sourceKind]bool{}
+	for i, a := range c.picks {
+		for _, b := range c.picks[i+1:] {
+			kinds := [2]sourceKind{min(a.kind, b.kind), max(a.kind, b.kind)}
+			if !contradict(a, b) || reported[kinds] {
+				continue
+			}
+			reported[kinds] = true
+			c.fail("%s and %s contradict each other: %s %s, and %s %s; give one or the other",
+				a.option, b.option, a.option, a.does, b.option, b.does)
+		}
+	}
+}
+
+func contradict(a, b pick) bool {
+	switch {
+	case a.kind == kindMemory || b.kind == kindMemory:
+		// Two memory picks are WithFlags and WithSource: the same option
+		// is a single pick.
+		return true
+	case a.kind == b.kind:
+		return false
+	}
+	// flagd's providers read in-process (or rpc) with a flag file as the
+	// file resolver (rpc stays rpc), and the conformance suite checks it.
+	serverResolver := func(p pick) bool { return p.kind == kindServer && p.name() == "WithResolver" }
+	file := func(p pick) bool { return p.name() == "WithFile" }
+	return !(serverResolver(a) && file(b) || serverResolver(b) && file(a))
 }
 
 func defaultConfig() config {
@@ -183,12 +318,16 @@ func buildConfig(opts []Option) (config, error) {
 	return c, errors.Join(c.errs...)
 }
 
-// resolve settles the resolver and the port, as flagd's providers do: an
-// offline flag file turns in-process into file (and is the file resolver
-// when nothing else was asked for); the sync port wins over FLAGD_PORT for
-// in-process; the default port follows the resolver.
+// resolve reports options that contradict each other and settles the
+// resolver and the port, as flagd's providers do: an offline flag file
+// turns in-process into file (and is the file resolver when nothing else
+// was asked for); the sync port wins over FLAGD_PORT for in-process; the
+// default port follows the resolver. Flags in memory leave Resolver empty.
 func (c *config) resolve() {
+	c.contradictions()
 	switch {
+	case c.source != nil || c.flags != nil:
+		c.Resolver, c.OfflineFlagSourcePath = "", ""
 	case c.Resolver == "" && c.OfflineFlagSourcePath != "":
 		c.Resolver = ResolverFile
 	case c.Resolver == "":
@@ -260,14 +399,29 @@ func WithResolver(r Resolver) Option {
 			c.fail("WithResolver: %v", err)
 			return
 		}
-		c.Resolver = parsed
+		switch parsed {
+		case ResolverFile:
+			c.choose("WithResolver(ResolverFile)", kindFile, "reads the flags from a file")
+		case ResolverInProcess:
+			c.choose("WithResolver(ResolverInProcess)", kindServer, "follows a sync server")
+		default:
+			c.choose("WithResolver(ResolverRPC)", kindServer, "asks a flagd server")
+		}
+		c.Resolver, c.resolverFromEnv = parsed, false
 	}
 }
 
 // WithFile reads the flags from a JSON or YAML file, watched for changes
 // (the file resolver).
 func WithFile(path string) Option {
-	return textOption("WithFile", "path", path, func(c *Config) *string { return &c.OfflineFlagSourcePath })
+	return func(c *config) {
+		if path == "" {
+			c.fail("WithFile: the path is empty")
+			return
+		}
+		c.choose("WithFile", kindFile, "reads the flags from a file")
+		c.OfflineFlagSourcePath, c.pathFromEnv = path, false
+	}
 }
 
 // WithFilePollInterval sets how often the flag file is re-read whatever
@@ -277,33 +431,37 @@ func WithFilePollInterval(d time.Duration) Option {
 	return durationOption("WithFilePollInterval", d, false, func(c *Config) *time.Duration { return &c.OfflinePollInterval })
 }
 
-// WithSource reads the flags from any implementation of source.Source,
-// whatever the resolver. The provider runs the source once: after Shutdown,
-// Init fails with PROVIDER_FATAL, where the file and gRPC sources are built
-// anew for every Init.
+// WithSource reads the flags from any implementation of source.Source; it
+// is an error with WithFlags, WithFile, WithResolver or a server option,
+// and FLAGD_RESOLVER and FLAGD_OFFLINE_FLAG_SOURCE_PATH are ignored. The
+// provider runs the source once: after Shutdown, Init fails with
+// PROVIDER_FATAL, where the file and gRPC sources are built anew for
+// every Init.
 func WithSource(s source.Source) Option {
 	return func(c *config) {
 		if s == nil {
 			c.fail("WithSource: the source is nil")
 			return
 		}
+		c.choose("WithSource", kindMemory, "reads the flags from your source")
 		c.source, c.flags = s, nil
 	}
 }
 
 // WithFlags serves doc, a flag document in JSON or YAML held in memory,
-// whatever the resolver, for tests and for programs that build their
-// flags themselves. NewProvider compiles it with the provider's options,
-// so a document that does not load is its error, and Init has nothing
-// left to wait for. To change the flags later, give WithSource a
-// source.Memory instead and call its Set. WithFlags and WithSource replace
-// each other: the last one given wins.
+// for tests and for programs that build their flags themselves.
+// NewProvider compiles it with the provider's options, so a document that
+// does not load is its error, and Init has nothing left to wait for. To
+// change the flags later, give WithSource a source.Memory instead and call
+// its Set. Like WithSource, it is an error with another choice of source,
+// and FLAGD_RESOLVER and FLAGD_OFFLINE_FLAG_SOURCE_PATH are ignored.
 func WithFlags(doc []byte) Option {
 	return func(c *config) {
 		if doc == nil {
 			c.fail("WithFlags: the document is nil")
 			return
 		}
+		c.choose("WithFlags", kindMemory, "serves a document held in memory")
 		c.flags, c.source = slices.Clone(doc), nil
 	}
 }
@@ -369,32 +527,45 @@ func WithLogger(l *slog.Logger) Option {
 
 // WithHost sets the sync server's host (default localhost).
 func WithHost(host string) Option {
-	return textOption("WithHost", "host", host, func(c *Config) *string { return &c.Host })
+	return serverOption(textOption("WithHost", "host", host, func(c *Config) *string { return &c.Host }),
+		"WithHost", "names a sync server's host")
+}
+
+// serverOption marks set, an option that configures the sync server, as
+// choosing a server when it succeeds.
+func serverOption(set Option, name, does string) Option {
+	return func(c *config) {
+		before := len(c.errs)
+		if set(c); len(c.errs) == before {
+			c.choose(name, kindServer, does)
+		}
+	}
 }
 
 // WithPort sets the sync server's port (default 8015 for the in-process
 // resolver).
 func WithPort(port int) Option {
-	return func(c *config) {
+	return serverOption(func(c *config) {
 		if port <= 0 || port > 65535 {
 			c.fail("WithPort: %d is not a TCP port", port)
 			return
 		}
 		c.Port, c.syncPort = port, 0
-	}
+	}, "WithPort", "sets a sync server's port")
 }
 
 // WithTargetURI connects to a gRPC target instead of host and port, for
 // custom name resolution. "envoy://host:port/authority" dials host:port
-// and sends the given authority, for proxies that route by it.
+// and sends the given authority, for proxies that route by it. A socket
+// path wins over it.
 func WithTargetURI(uri string) Option {
-	return func(c *config) {
+	return serverOption(func(c *config) {
 		if err := checkTargetURI(uri); err != nil {
 			c.fail("WithTargetURI: %v", err)
 			return
 		}
 		c.TargetURI = uri
-	}
+	}, "WithTargetURI", "names a sync server's gRPC target")
 }
 
 func checkTargetURI(uri string) error {
@@ -411,15 +582,18 @@ func checkTargetURI(uri string) error {
 	return nil
 }
 
-// WithSocketPath connects to the sync server over a unix socket.
+// WithSocketPath connects to the sync server over a unix socket, whatever
+// the host, port or target URI.
 func WithSocketPath(path string) Option {
-	return textOption("WithSocketPath", "path", path, func(c *Config) *string { return &c.SocketPath })
+	return serverOption(textOption("WithSocketPath", "path", path, func(c *Config) *string { return &c.SocketPath }),
+		"WithSocketPath", "names a sync server's unix socket")
 }
 
 // WithTLS connects with TLS, trusting the CA certificates in the PEM file
 // caCertPath, or the system's roots when it is empty.
 func WithTLS(caCertPath string) Option {
-	return func(c *config) { c.TLS, c.CertPath = true, caCertPath }
+	return serverOption(func(c *config) { c.TLS, c.CertPath = true, caCertPath },
+		"WithTLS", "connects to a sync server with TLS")
 }
 
 // WithSelector asks the sync server for one flag set (sent as the request's
@@ -518,7 +692,10 @@ func WithCacheFile(path string) Option {
 
 // FromEnv applies the FLAGD_* environment variables at this position in
 // the option list. They are always applied first; give FromEnv last to
-// let them win over explicit options.
+// let them win over explicit options. At its position a variable that
+// chooses a source (FLAGD_RESOLVER, FLAGD_OFFLINE_FLAG_SOURCE_PATH)
+// replaces the source the options before it chose, and options after it
+// that choose a source replace the variables' choice.
 func FromEnv() Option {
 	return func(c *config) { c.applyEnv() }
 }
@@ -534,8 +711,25 @@ func WithoutEnv() Option {
 // applyEnv reads every variable that is set; a value that does not parse
 // is an error naming the variable.
 func (c *config) applyEnv() {
-	envParsed(c, EnvResolver, ParseResolver, &c.Resolver)
-	envString(c, EnvOfflineFlagSourcePath, false, &c.OfflineFlagSourcePath)
+	var resolver Resolver
+	var path string
+	hasResolver := envParsed(c, EnvResolver, ParseResolver, &resolver)
+	hasPath := envString(c, EnvOfflineFlagSourcePath, false, &path)
+	// The two are read together, as flagd's providers read them: a file
+	// makes in-process the file resolver, and rpc stays rpc.
+	kind := resolverKind(resolver)
+	if hasPath && (!hasResolver || resolver == ResolverInProcess) {
+		kind = kindFile
+	}
+	if kind != kindNone {
+		c.drop(kind, false)
+		if hasResolver {
+			c.Resolver, c.resolverFromEnv = resolver, true
+		}
+		if hasPath {
+			c.OfflineFlagSourcePath, c.pathFromEnv = path, true
+		}
+	}
 	envDuration(c, EnvOfflinePollMs, time.Millisecond, false, &c.OfflinePollInterval)
 	envDuration(c, EnvDeadlineMs, time.Millisecond, false, &c.Deadline)
 	envDuration(c, EnvRetryGracePeriod, time.Second, true, &c.RetryGracePeriod)
@@ -570,19 +764,21 @@ func (c *config) applyEnv() {
 	envParsed(c, EnvFractionalVersion, fractional.ParseVersion, &c.FractionalVersion)
 }
 
-// envParsed sets dst to the variable's value as parse reads it; parse's
-// error, if any, is reported under the variable's name.
-func envParsed[T any](c *config, name string, parse func(string) (T, error), dst *T) {
+// envParsed sets dst to the variable's value as parse reads it, and says
+// whether it did; parse's error, if any, is reported under the variable's
+// name.
+func envParsed[T any](c *config, name string, parse func(string) (T, error), dst *T) bool {
 	v, ok := os.LookupEnv(name)
 	if !ok {
-		return
+		return false
 	}
 	x, err := parse(v)
 	if err != nil {
 		c.fail("%s: %v", name, err)
-		return
+		return false
 	}
 	*dst = x
+	return true
 }
 
 func envPort(c *config, name string) (int, bool) {
@@ -598,18 +794,19 @@ func envPort(c *config, name string) (int, bool) {
 	return n, true
 }
 
-// envString reads a string variable; an empty value is an error unless
-// emptyOK.
-func envString(c *config, name string, emptyOK bool, dst *string) {
+// envString reads a string variable, and says whether it did; an empty
+// value is an error unless emptyOK.
+func envString(c *config, name string, emptyOK bool, dst *string) bool {
 	v, ok := os.LookupEnv(name)
 	if !ok {
-		return
+		return false
 	}
 	if v == "" && !emptyOK {
 		c.fail("%s is set but empty", name)
-		return
+		return false
 	}
 	*dst = v
+	return true
 }
 
 // envDuration reads a whole number of units from the variable name.

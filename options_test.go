@@ -342,3 +342,162 @@ func TestWithoutEnv(t *testing.T) {
 		t.Error("FromEnv after WithoutEnv did not apply the variables")
 	}
 }
+
+// Once the options choose where the flags come from, a variable that would
+// choose another source is ignored, and the variables of the same kind
+// fill what the options leave unset; FromEnv applies the variables at its
+// position, the choice of source included.
+func TestOptionsChooseTheSourceOverVariables(t *testing.T) {
+	const file = "/etc/flagd/flags.json"
+	doc := []byte(flagsV1)
+	cases := []struct {
+		name         string
+		env          map[string]string
+		opts         []Option
+		resolver     Resolver
+		path         string
+		check        func(Config) bool // more to check, or nil
+		memoryServes bool              // WithFlags or WithSource stays in force
+	}{
+		{"in-process and a port; a file in the environment", map[string]string{EnvOfflineFlagSourcePath: file},
+			[]Option{WithResolver(ResolverInProcess), WithPort(8015)}, ResolverInProcess, "", nil, false},
+		{"in-process alone; a file in the environment", map[string]string{EnvOfflineFlagSourcePath: file},
+			[]Option{WithResolver(ResolverInProcess)}, ResolverInProcess, "", nil, false},
+		{"a host; in-process and a file in the environment", map[string]string{EnvResolver: "in-process", EnvOfflineFlagSourcePath: file},
+			[]Option{WithHost("flagd")}, ResolverInProcess, "", func(c Config) bool { return c.Host == "flagd" }, false},
+		{"a file; rpc in the environment", map[string]string{EnvResolver: "rpc"},
+			[]Option{WithFile("flags.json")}, ResolverFile, "flags.json", nil, false},
+		{"a file; in-process and a server in the environment", map[string]string{EnvResolver: "in-process", EnvHost: "flagd.internal", EnvTargetURI: "dns:///flagd:8015"},
+			[]Option{WithFile("flags.json")}, ResolverFile, "flags.json", nil, false},
+		{"the file resolver; in-process and a file in the environment", map[string]string{EnvResolver: "in-process", EnvOfflineFlagSourcePath: file},
+			[]Option{WithResolver(ResolverFile)}, ResolverFile, file, nil, false},
+		{"a file takes the poll interval from the environment", map[string]string{EnvOfflinePollMs: "250"},
+			[]Option{WithFile("flags.json")}, ResolverFile, "flags.json", func(c Config) bool { return c.OfflinePollInterval == 250*time.Millisecond }, false},
+		{"a port takes the host and resolver from the environment", map[string]string{EnvHost: "flagd.internal", EnvResolver: "in-process"},
+			[]Option{WithPort(9000)}, ResolverInProcess, "", func(c Config) bool { return c.Host == "flagd.internal" && c.Port == 9000 }, false},
+		{"flags in memory; the file resolver and a file in the environment", map[string]string{EnvResolver: "file", EnvOfflineFlagSourcePath: file},
+			[]Option{WithFlags(doc)}, "", "", nil, true},
+		{"flags in memory; the file resolver without a file in the environment", map[string]string{EnvResolver: "file"},
+			[]Option{WithFlags(doc)}, "", "", nil, true},
+		{"a source; rpc in the environment", map[string]string{EnvResolver: "rpc"},
+			[]Option{WithSource(newFakeSource())}, "", "", nil, true},
+		{"FromEnv last: a file in the environment replaces a server", map[string]string{EnvOfflineFlagSourcePath: file},
+			[]Option{WithResolver(ResolverInProcess), WithPort(8015), FromEnv()}, ResolverFile, file, nil, false},
+		{"FromEnv last: a server in the environment replaces a file", map[string]string{EnvResolver: "in-process", EnvHost: "flagd.internal"},
+			[]Option{WithFile("flags.json"), FromEnv()}, ResolverInProcess, "", func(c Config) bool { return c.Host == "flagd.internal" }, false},
+		{"FromEnv last: a file in the environment replaces flags in memory", map[string]string{EnvOfflineFlagSourcePath: file},
+			[]Option{WithFlags(doc), FromEnv()}, ResolverFile, file, nil, false},
+		{"FromEnv last: a host in the environment keeps the file", map[string]string{EnvHost: "flagd.internal"},
+			[]Option{WithFile("flags.json"), FromEnv()}, ResolverFile, "flags.json", nil, false},
+		{"a server after FromEnv replaces the file in the environment", map[string]string{EnvOfflineFlagSourcePath: file},
+			[]Option{FromEnv(), WithResolver(ResolverInProcess), WithPort(8015)}, ResolverInProcess, "", nil, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for name, v := range c.env {
+				t.Setenv(name, v)
+			}
+			got, err := NewConfig(c.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Resolver != c.resolver || got.OfflineFlagSourcePath != c.path || (c.check != nil && !c.check(got)) {
+				t.Errorf("got resolver %q, file %q, config %+v; want resolver %q, file %q", got.Resolver, got.OfflineFlagSourcePath, got, c.resolver, c.path)
+			}
+			internal, _ := buildConfig(c.opts)
+			if serves := internal.flags != nil || internal.source != nil; serves != c.memoryServes {
+				t.Errorf("flags in memory in force: %v, want %v", serves, c.memoryServes)
+			}
+			p, err := NewProvider(c.opts...)
+			if err != nil {
+				t.Fatalf("NewProvider: %v", err)
+			}
+			if pc := p.Config(); !sameConfig(pc, got) {
+				t.Errorf("Config() %+v differs from NewConfig %+v", pc, got)
+			}
+		})
+	}
+}
+
+// Options that choose different sources are an error naming both, from
+// NewConfig and NewProvider alike.
+func TestContradictoryOptions(t *testing.T) {
+	doc := []byte(flagsV1)
+	src := newFakeSource()
+	cases := []struct {
+		opts []Option
+		a, b string
+	}{
+		{[]Option{WithFile("f"), WithFlags(doc)}, "WithFile", "WithFlags"},
+		{[]Option{WithFlags(doc), WithFile("f")}, "WithFlags", "WithFile"},
+		{[]Option{WithFile("f"), WithSource(src)}, "WithFile", "WithSource"},
+		{[]Option{WithFlags(doc), WithSource(src)}, "WithFlags", "WithSource"},
+		{[]Option{WithSource(src), WithFlags(doc)}, "WithSource", "WithFlags"},
+		{[]Option{WithFile("f"), WithHost("flagd")}, "WithFile", "WithHost"},
+		{[]Option{WithFile("f"), WithPort(8015)}, "WithFile", "WithPort"},
+		{[]Option{WithFile("f"), WithSocketPath("/run/flagd.sock")}, "WithFile", "WithSocketPath"},
+		{[]Option{WithFile("f"), WithTargetURI("dns:///flagd:8015")}, "WithFile", "WithTargetURI"},
+		{[]Option{WithTLS(""), WithFile("f")}, "WithTLS", "WithFile"},
+		{[]Option{WithResolver(ResolverFile), WithFile("f"), WithHost("flagd")}, "WithResolver(ResolverFile)", "WithHost"},
+		{[]Option{WithResolver(ResolverFile), WithFile("f"), WithPort(8015)}, "WithResolver(ResolverFile)", "WithPort"},
+		{[]Option{WithResolver(ResolverInProcess), WithFile("f"), WithPort(8015)}, "WithFile", "WithPort"},
+		{[]Option{WithResolver(ResolverInProcess), WithFlags(doc)}, "WithResolver(ResolverInProcess)", "WithFlags"},
+		{[]Option{WithSource(src), WithResolver(ResolverFile), WithFile("f")}, "WithSource", "WithResolver(ResolverFile)"},
+		{[]Option{WithSource(src), WithPort(8015)}, "WithSource", "WithPort"},
+	}
+	for _, c := range cases {
+		want := c.a + " and " + c.b + " contradict each other"
+		opts := append([]Option{WithoutEnv()}, c.opts...)
+		if _, err := NewConfig(opts...); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("NewConfig(%s, %s): %v; want an error containing %q", c.a, c.b, err, want)
+		}
+		if p, err := NewProvider(opts...); p != nil || err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("NewProvider(%s, %s): %v; want an error containing %q", c.a, c.b, err, want)
+		}
+	}
+	// A file with a server named three ways is one contradiction.
+	_, err := NewConfig(WithoutEnv(), WithFile("f"), WithHost("flagd"), WithPort(8015), WithTLS(""))
+	if err == nil || strings.Count(err.Error(), "contradict") != 1 {
+		t.Errorf("a file with a host, a port and TLS: %v; want one contradiction", err)
+	}
+}
+
+// What flagd's providers accept together stays accepted, and so do the
+// options that choose no source.
+func TestCompatibleOptions(t *testing.T) {
+	doc := []byte(flagsV1)
+	cases := []struct {
+		name     string
+		opts     []Option
+		resolver Resolver
+	}{
+		{"in-process with a file is the file resolver", []Option{WithResolver(ResolverInProcess), WithFile("f")}, ResolverFile},
+		{"a file with the file resolver", []Option{WithFile("f"), WithResolver(ResolverFile)}, ResolverFile},
+		{"a socket, a target and a host and port", []Option{WithResolver(ResolverInProcess), WithSocketPath("/run/flagd.sock"),
+			WithTargetURI("dns:///flagd:8015"), WithHost("flagd"), WithPort(8015), WithTLS("")}, ResolverInProcess},
+		{"a file and options that tune sources", []Option{WithFile("f"), WithSelector("app=shop"), WithFilePollInterval(time.Second),
+			WithCacheFile("cache.json"), WithRetryBackoff(time.Second, 2*time.Second), WithProviderID("shop-1")}, ResolverFile},
+		{"a source and a cache file", []Option{WithSource(newFakeSource()), WithCacheFile("cache.json"), WithDeadline(time.Second)}, ""},
+		{"WithFlags twice", []Option{WithFlags(doc), WithFlags(doc)}, ""},
+		{"a later resolver replaces an earlier one", []Option{WithResolver(ResolverFile), WithResolver(ResolverInProcess), WithHost("flagd")}, ResolverInProcess},
+	}
+	for _, c := range cases {
+		got, err := NewConfig(append([]Option{WithoutEnv()}, c.opts...)...)
+		if err != nil || got.Resolver != c.resolver {
+			t.Errorf("%s: resolver %q, %v; want %q", c.name, got.Resolver, err, c.resolver)
+		}
+	}
+}
+
+// Config names no flagd resolver and no file when the flags are in memory.
+func TestConfigOfFlagsInMemory(t *testing.T) {
+	for name, opt := range map[string]Option{"WithFlags": WithFlags([]byte(flagsV1)), "WithSource": WithSource(newFakeSource())} {
+		p, err := NewProvider(WithoutEnv(), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := p.Config(); c.Resolver != "" || c.OfflineFlagSourcePath != "" {
+			t.Errorf("%s: resolver %q, file %q; want neither", name, c.Resolver, c.OfflineFlagSourcePath)
+		}
+	}
+}

@@ -121,12 +121,22 @@ func TestWithFlagsUsesTheProvidersOptions(t *testing.T) {
 	}
 }
 
-// WithFlags and WithSource replace each other; WithFlags needs no
-// resolver, even when the environment asks for rpc.
+// WithFlags and WithSource together are an error, in either order;
+// WithFlags needs no resolver, even when the environment asks for rpc.
 func TestWithFlagsAndWithSource(t *testing.T) {
 	t.Setenv(EnvResolver, "rpc")
 	src := newFakeSource()
-	p, err := NewProvider(WithSource(src), WithFlags([]byte(flagsV2)))
+	for _, opts := range [][]Option{
+		{WithSource(src), WithFlags([]byte(flagsV2))},
+		{WithFlags([]byte(flagsV2)), WithSource(src)},
+	} {
+		if _, err := NewProvider(opts...); err == nil || !strings.Contains(err.Error(), "contradict") ||
+			!strings.Contains(err.Error(), "WithFlags") || !strings.Contains(err.Error(), "WithSource") {
+			t.Errorf("WithFlags with WithSource: %v; want an error naming both", err)
+		}
+	}
+
+	p, err := NewProvider(WithFlags([]byte(flagsV2)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,23 +144,8 @@ func TestWithFlagsAndWithSource(t *testing.T) {
 	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
 		t.Fatal(err)
 	}
-	if c := color(p); c != "blue" || src.runs.Load() != 0 {
-		t.Errorf("WithFlags after WithSource: color %q, source runs %d", c, src.runs.Load())
-	}
-
-	p2, err := NewProvider(WithFlags([]byte(flagsV2)), WithSource(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p2.Shutdown()
-	done := make(chan error, 1)
-	go func() { done <- p2.Init(openfeature.EvaluationContext{}) }()
-	src.sink(t).Update(update(flagsV1))
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if c := color(p2); c != "red" {
-		t.Errorf("WithSource after WithFlags: color %q", c)
+	if c := color(p); c != "blue" {
+		t.Errorf("WithFlags: color %q", c)
 	}
 
 	if _, err := NewProvider(WithFlags(nil)); err == nil || !strings.Contains(err.Error(), "WithFlags: the document is nil") {
