@@ -1,6 +1,7 @@
 package flagsnap
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/open-feature/go-sdk/openfeature"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
@@ -155,6 +157,7 @@ type config struct {
 	source      source.Source
 	flags       []byte // WithFlags' document, compiled by NewProvider
 	enricher    func(map[string]any) map[string]any
+	tracker     TrackerFunc
 	logger      *slog.Logger
 	dialOptions []grpc.DialOption
 
@@ -510,6 +513,24 @@ func WithContextEnricher(fn func(syncContext map[string]any) map[string]any) Opt
 			return
 		}
 		c.enricher = fn
+	}
+}
+
+// TrackerFunc receives the tracking events of OpenFeature's Client.Track.
+type TrackerFunc func(ctx context.Context, name string, evalCtx openfeature.EvaluationContext, details openfeature.TrackingEventDetails)
+
+// WithTracker passes every tracking event (OpenFeature's Client.Track) to
+// fn, on the caller's goroutine: an in-process provider has no server to
+// send them to, so they go where the application says (a metrics
+// pipeline, an experiment store). fn must be quick and safe for concurrent
+// use. Without it, Track does nothing.
+func WithTracker(fn TrackerFunc) Option {
+	return func(c *config) {
+		if fn == nil {
+			c.fail("WithTracker: the function is nil")
+			return
+		}
+		c.tracker = fn
 	}
 }
 

@@ -52,6 +52,7 @@ type Provider struct {
 }
 
 var (
+	_ openfeature.Tracker                  = (*Provider)(nil)
 	_ openfeature.FeatureProvider          = (*Provider)(nil)
 	_ openfeature.ContextAwareStateHandler = (*Provider)(nil)
 	_ openfeature.EventHandler             = (*Provider)(nil)
@@ -66,6 +67,10 @@ func NewProvider(opts ...Option) (*Provider, error) {
 		return nil, fmt.Errorf("flagsnap: %w", err)
 	}
 	if cfg.source == nil && cfg.flags == nil && cfg.Resolver == ResolverRPC {
+		if cfg.OfflineFlagSourcePath != "" {
+			return nil, fmt.Errorf("flagsnap: the rpc resolver (WithResolver(ResolverRPC) or %s=rpc) was chosen with the flag file %s: "+
+				"the rpc resolver asks flagd for every evaluation, and flagsnap evaluates in-process; drop it to read the file", EnvResolver, cfg.OfflineFlagSourcePath)
+		}
 		return nil, fmt.Errorf("flagsnap: the rpc resolver (flagd's default) asks flagd for every evaluation, and flagsnap evaluates in-process: "+
 			"use WithResolver(ResolverInProcess) (%s=in-process) to follow a sync server, or WithFile (%s)", EnvResolver, EnvOfflineFlagSourcePath)
 	}
@@ -105,6 +110,14 @@ func (p *Provider) Config() Config {
 
 // Metadata names the provider.
 func (p *Provider) Metadata() openfeature.Metadata { return openfeature.Metadata{Name: Name} }
+
+// Track hands a tracking event to the function given with WithTracker,
+// and does nothing without one.
+func (p *Provider) Track(ctx context.Context, name string, evalCtx openfeature.EvaluationContext, details openfeature.TrackingEventDetails) {
+	if p.cfg.tracker != nil {
+		p.cfg.tracker(ctx, name, evalCtx, details)
+	}
+}
 
 // Hooks returns no hooks.
 func (p *Provider) Hooks() []openfeature.Hook { return nil }

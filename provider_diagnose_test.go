@@ -1,6 +1,7 @@
 package flagsnap
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/open-feature/go-sdk/openfeature"
+	"github.com/open-feature/go-sdk/openfeature/isolated"
 	"google.golang.org/grpc"
 
 	"github.com/flagsnap/flagsnap/internal/logtest"
@@ -188,5 +190,47 @@ func TestLogsTellTheTruth(t *testing.T) {
 	}
 	if strings.Contains(out, "last flags") {
 		t.Errorf("a line speaks of last flags when none were loaded:\n%s", out)
+	}
+}
+
+// Tracking events reach the function given with WithTracker, through
+// OpenFeature's client.
+func TestTrackReachesTheTracker(t *testing.T) {
+	type tracked struct {
+		name  string
+		key   string
+		value float64
+	}
+	got := make(chan tracked, 1)
+	p, err := NewProvider(WithFlags([]byte(flagsV1)), WithTracker(func(_ context.Context, name string, ec openfeature.EvaluationContext, d openfeature.TrackingEventDetails) {
+		got <- tracked{name, ec.TargetingKey(), d.Value()}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := isolated.NewAPI()
+	defer api.Shutdown(context.Background())
+	if err := api.SetProviderAndWait(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	api.NewClient().Track(context.Background(), "checkout", openfeature.NewEvaluationContext("user-1", nil), openfeature.NewTrackingEventDetails(42))
+	select {
+	case tr := <-got:
+		if tr != (tracked{"checkout", "user-1", 42}) {
+			t.Errorf("tracked %+v", tr)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the tracker was not called")
+	}
+	if _, err := NewProvider(WithFlags([]byte(flagsV1)), WithTracker(nil)); err == nil || !strings.Contains(err.Error(), "WithTracker") {
+		t.Errorf("WithTracker(nil): %v", err)
+	}
+}
+
+// The rpc resolver with a flag file says which is in the way.
+func TestRPCResolverWithAFile(t *testing.T) {
+	_, err := NewProvider(WithoutEnv(), WithResolver(ResolverRPC), WithFile("flags.json"))
+	if err == nil || !strings.Contains(err.Error(), "drop it to read the file") || !strings.Contains(err.Error(), "flags.json") {
+		t.Errorf("NewProvider: %v", err)
 	}
 }
