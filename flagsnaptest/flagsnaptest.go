@@ -2,6 +2,9 @@ package flagsnaptest
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,9 +15,10 @@ import (
 	"github.com/flagsnap/flagsnap/source"
 )
 
-// WaitTimeout bounds how long Lost, Restore and Await wait for the client
-// to report a state. They return as soon as it does, which takes
-// microseconds.
+// WaitTimeout bounds how long a method, or a call on Source, waits for the
+// client to show the outcome of what it did, and how long Await waits for
+// a state. They return as soon as the client shows it, which takes
+// microseconds: a wait that runs out is a bug, and fails the test.
 const WaitTimeout = 5 * time.Second
 
 // Client returns an OpenFeature client whose provider serves doc, a flag
@@ -33,38 +37,72 @@ func Client(t testing.TB, doc []byte, opts ...flagsnap.Option) *openfeature.Clie
 // goroutine, as t.Fatal does.
 type Flags struct {
 	t        testing.TB
-	source   *source.Memory
+	source   *source.Memory // the test's; a relay passes its calls on to the provider's
 	provider *flagsnap.Provider
 	api      *openfeature.EvaluationAPI
 	client   *openfeature.Client
+
+	// unsettled says why a call on the source returned without the client
+	// showing its outcome, until a method or the end of the test reports
+	// it: the call itself has no test to fail.
+	unsettled *firstError
+}
+
+type firstError struct {
+	mu  sync.Mutex
+	msg string
 }
 
 // New returns a ready provider serving doc, as Client does, with the
 // means to change its flags and to see what it reports.
 func New(t testing.TB, doc []byte, opts ...flagsnap.Option) *Flags {
 	t.Helper()
-	source := source.NewMemory(doc)
+	// The provider runs a memory source of its own, which the test's
+	// reaches through a relay. The relay is what waits for the client
+	// after each call, so that the test's calls on Source wait too; and
+	// the provider still sees a *source.Memory, which it names "memory"
+	// in its messages and events.
+	inner := source.NewMemory(doc)
 	// The memory source comes last, so that it wins over any source in
 	// opts.
 	// The environment stays out: a developer's or a CI machine's FLAGD_*
 	// variables must not change, or break, a test's provider.
 	all := append([]flagsnap.Option{flagsnap.WithoutEnv()}, opts...)
-	provider, err := flagsnap.NewProvider(append(all, flagsnap.WithSource(source))...)
+	provider, err := flagsnap.NewProvider(append(all, flagsnap.WithSource(inner))...)
 	if err != nil {
 		t.Fatalf("flagsnaptest: %v", err)
 	}
 	api := isolated.NewAPI()
+	f := &Flags{t: t, source: source.NewMemory(doc), provider: provider, api: api, client: api.NewClient(), unsettled: &firstError{}}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &relay{f: f, to: inner, ctx: ctx, started: make(chan struct{})}
+	ran := make(chan struct{})
+	go func() {
+		defer close(ran)
+		_ = f.source.Run(ctx, r)
+	}()
 	t.Cleanup(func() {
+		// Once the relay has stopped, the test's source answers every
+		// call with an error, as a source whose provider has shut down.
+		cancel()
+		<-ran
 		// Shutting the API down shuts the provider down and stops the
 		// SDK's goroutines for it.
 		if err := api.Shutdown(context.Background()); err != nil {
 			t.Errorf("flagsnaptest: shutting down: %v", err)
 		}
+		if msg := f.takeUnsettled(); msg != "" {
+			t.Errorf("flagsnaptest: %s", msg)
+		}
 	})
+	// The test's source hands the relay its document before anything
+	// else; the provider's source has it already.
+	<-r.started
 	if err := api.SetProviderAndWait(context.Background(), provider); err != nil {
 		t.Fatalf("flagsnaptest: %v", err)
 	}
-	return &Flags{t: t, source: source, provider: provider, api: api, client: api.NewClient()}
+	return f
 }
 
 // Client is a client of the API the provider is bound to.
@@ -77,42 +115,49 @@ func (f *Flags) API() *openfeature.EvaluationAPI { return f.api }
 // Provider is the provider serving the flags.
 func (f *Flags) Provider() *flagsnap.Provider { return f.provider }
 
-// Source is the memory source the provider runs. Its Set returns the
-// provider's verdict on a document rather than failing the test, for tests
-// of what happens when bad flags arrive.
+// Source is the memory source behind the provider. Its calls return once
+// the client shows their outcome, as the methods of Flags do, but fail no
+// test: its Set returns the provider's verdict on a document, for tests of
+// what happens when bad flags arrive.
 func (f *Flags) Source() *source.Memory { return f.source }
 
 // Set replaces the flags. When it returns, the provider serves the new
-// ones: the next evaluation sees them. A document the provider rejects
-// fails the test. The client's events and state follow shortly after, as
-// OpenFeature delivers events on goroutines of its own.
+// ones (the next evaluation sees them) and the client is READY. A
+// document the provider rejects fails the test.
 func (f *Flags) Set(doc []byte) {
 	f.t.Helper()
-	if err := f.source.Set(doc); err != nil {
+	err := f.source.Set(doc)
+	f.reportUnsettled()
+	if err != nil {
 		f.t.Fatalf("flagsnaptest: %v", err)
 	}
 }
 
 // Lost simulates a source that can no longer be reached, and returns once
 // the client reports it: STALE, or ERROR when the grace period
-// (flagsnap.WithRetryGracePeriod) has already passed. The flags in force
-// are still served. A nil err is replaced by a generic one.
+// (flagsnap.WithRetryGracePeriod) has already passed, or when the client
+// was ERROR already (after a rejected document: a loss does not hide it).
+// The flags in force are still served. A nil err is replaced by a generic
+// one.
 func (f *Flags) Lost(err error) {
 	f.t.Helper()
-	f.await("STALE or ERROR", func(s openfeature.State) bool {
-		return s == openfeature.StaleState || s == openfeature.ErrorState
-	}, func() { f.source.Lost(err) }, openfeature.ProviderStale, openfeature.ProviderError)
+	f.source.Lost(err)
+	f.reportUnsettled()
 }
 
 // Restore ends a loss simulated with Lost and returns once the client
 // reports READY.
 func (f *Flags) Restore() {
 	f.t.Helper()
-	f.await(string(openfeature.ReadyState), func(s openfeature.State) bool { return s == openfeature.ReadyState }, func() {
-		if err := f.source.Restore(); err != nil {
-			f.t.Fatalf("flagsnaptest: %v", err)
-		}
-	}, openfeature.ProviderReady)
+	if err := f.source.Restore(); err != nil {
+		f.t.Fatalf("flagsnaptest: %v", err)
+	}
+	f.reportUnsettled()
+	// A source that was not lost has nothing to restore, and the client
+	// stays as it was: after a rejected document, that is ERROR.
+	if s := f.client.State(); s != openfeature.ReadyState {
+		f.t.Fatalf("flagsnaptest: Restore: the client is %s, and no loss simulated with Lost was left to end", s)
+	}
 }
 
 // Await returns once the client reports state (READY, STALE, ERROR or
@@ -120,45 +165,179 @@ func (f *Flags) Restore() {
 // fails the test if that takes longer than WaitTimeout.
 func (f *Flags) Await(state openfeature.State) {
 	f.t.Helper()
-	events := map[openfeature.State]openfeature.EventType{
-		openfeature.ReadyState: openfeature.ProviderReady,
-		openfeature.StaleState: openfeature.ProviderStale,
-		openfeature.ErrorState: openfeature.ProviderError,
-		openfeature.FatalState: openfeature.ProviderError,
-	}
-	ev, ok := events[state]
-	if !ok {
+	switch state {
+	case openfeature.ReadyState, openfeature.StaleState, openfeature.ErrorState, openfeature.FatalState:
+	default:
 		f.t.Fatalf("flagsnaptest: Await(%q): a provider does not report that state", state)
 	}
-	f.await(string(state), func(s openfeature.State) bool { return s == state }, nil, ev)
+	w := f.watch()
+	defer w.stop()
+	if err := w.until(context.Background(), WaitTimeout, string(state), state); err != nil {
+		f.t.Fatalf("flagsnaptest: %v", err)
+	}
 }
 
-// await does act, then waits until the client's state satisfies ok. The
-// state changes with the events of the given types, so each of them wakes
-// the wait: handlers are registered before act, so none is missed.
-func (f *Flags) await(what string, ok func(openfeature.State) bool, act func(), types ...openfeature.EventType) {
+// reportUnsettled fails the test if a call on the source did not see its
+// outcome.
+func (f *Flags) reportUnsettled() {
 	f.t.Helper()
-	wake := make(chan struct{}, 1)
-	handler := func(openfeature.EventDetails) {
+	if msg := f.takeUnsettled(); msg != "" {
+		f.t.Fatalf("flagsnaptest: %s", msg)
+	}
+}
+
+func (f *Flags) takeUnsettled() string {
+	u := f.unsettled
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	msg := u.msg
+	u.msg = ""
+	return msg
+}
+
+// setUnsettled keeps the first reason: what follows it is its consequence.
+func (f *Flags) setUnsettled(err error) {
+	u := f.unsettled
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.msg == "" {
+		u.msg = err.Error()
+	}
+}
+
+// watch is a wait for the client's state.
+type watch struct {
+	client  *openfeature.Client
+	wake    chan struct{}
+	handler openfeature.EventCallback
+}
+
+// stateEvents are the events that set the client's state.
+var stateEvents = []openfeature.EventType{openfeature.ProviderReady, openfeature.ProviderStale, openfeature.ProviderError}
+
+// watch starts a wait for the client's state. OpenFeature stores the
+// state an event sets before it starts any handler of the event, so a
+// handler of ours wakes the wait with the state already readable. The
+// handlers are in place before the wait acts, so none is missed.
+func (f *Flags) watch() *watch {
+	w := &watch{client: f.client, wake: make(chan struct{}, 1)}
+	h := func(openfeature.EventDetails) {
 		select {
-		case wake <- struct{}{}:
+		case w.wake <- struct{}{}:
 		default:
 		}
 	}
-	for _, t := range types {
-		f.client.AddHandler(t, &handler)
-		defer f.client.RemoveHandler(t, &handler)
+	w.handler = &h
+	for _, t := range stateEvents {
+		f.client.AddHandler(t, w.handler)
 	}
-	if act != nil {
-		act()
+	return w
+}
+
+// stop removes the wait's handlers. Removing one takes the lock that
+// OpenFeature holds while it starts an event's handlers, so once stop has
+// returned every handler of the events the wait saw has been started.
+func (w *watch) stop() {
+	for _, t := range stateEvents {
+		w.client.RemoveHandler(t, w.handler)
 	}
-	timeout := time.NewTimer(WaitTimeout)
+}
+
+// until waits until the client's state is one of want, for at most
+// bound, or until ctx is done.
+func (w *watch) until(ctx context.Context, bound time.Duration, what string, want ...openfeature.State) error {
+	timeout := time.NewTimer(bound)
 	defer timeout.Stop()
-	for !ok(f.client.State()) {
-		select {
-		case <-wake:
-		case <-timeout.C:
-			f.t.Fatalf("flagsnaptest: the client is %s after %v, want %s", f.client.State(), WaitTimeout, what)
+	for {
+		s := w.client.State()
+		for _, ok := range want {
+			if s == ok {
+				return nil
+			}
 		}
+		select {
+		case <-w.wake:
+		case <-ctx.Done():
+			return nil
+		case <-timeout.C:
+			return fmt.Errorf("the client is %s after %v, want %s", w.client.State(), bound, what)
+		}
+	}
+}
+
+// relay passes the test's source's calls on to the provider's source, and
+// returns from each once the client shows its outcome.
+//
+// OpenFeature hands a provider's events to one goroutine, which sets the
+// client's state from each in the order the provider sent them: a call
+// has settled once the state its last state event sets is readable. The
+// relay knows that state from the provider's verdict and the state the
+// client showed before the call, which is the provider's own, since every
+// earlier call waited for its own. Only the end of the grace period
+// changes the state on its own, and that turns STALE into ERROR, which
+// changes none of these answers. CONFIGURATION_CHANGED sets no state and
+// is not waited for: whether the provider sends one for flags it accepts
+// while READY is not known outside it.
+type relay struct {
+	f       *Flags
+	to      *source.Memory
+	ctx     context.Context // done when the test ends
+	started chan struct{}   // closed once the first document has come
+}
+
+var _ source.Sink = (*relay)(nil)
+
+// Update is called with the test's source's lock held, so calls reach it
+// one at a time.
+func (r *relay) Update(u source.Update) error {
+	select {
+	case <-r.started:
+	default:
+		close(r.started)
+		return nil
+	}
+	w := r.f.watch()
+	defer w.stop()
+	err := r.to.Set(u.Flags)
+	if err != nil {
+		// The provider's source says which call failed; the test's will
+		// say it again.
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner
+		}
+		// A rejected flag set is an ERROR, whatever the state before.
+		r.settle(w, fmt.Sprintf("the provider rejected the flags (%v)", err), "ERROR", openfeature.ErrorState)
+		return err
+	}
+	// Accepted flags are READY: at once if the client was READY already,
+	// else after the provider's READY event.
+	r.settle(w, "the provider accepted the flags", "READY", openfeature.ReadyState)
+	return nil
+}
+
+func (r *relay) Lost(err error) {
+	before := r.f.client.State()
+	w := r.f.watch()
+	defer w.stop()
+	r.to.Lost(err)
+	var tooLarge *source.MessageTooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
+		// A flag set too large to take is an error at once, as a
+		// rejected one.
+		r.settle(w, fmt.Sprintf("the source refused a flag set (%v)", err), "ERROR", openfeature.ErrorState)
+	case before == openfeature.ReadyState:
+		// The grace period may be so short that ERROR follows at once.
+		r.settle(w, fmt.Sprintf("the source was lost (%v)", err), "STALE or ERROR", openfeature.StaleState, openfeature.ErrorState)
+	}
+	// A STALE or ERROR client stays as it is: the provider sends nothing.
+}
+
+// Fatal is never called: a memory source does not give up.
+func (r *relay) Fatal(error) {}
+
+func (r *relay) settle(w *watch, happened, what string, want ...openfeature.State) {
+	if err := w.until(r.ctx, WaitTimeout, what, want...); err != nil {
+		r.f.setUnsettled(fmt.Errorf("%s, but %w", happened, err))
 	}
 }
