@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,6 +54,7 @@ type flagdProcess struct {
 	bin   string
 	args  []string
 	port  int
+	ofrep int
 	cmd   *exec.Cmd
 	out   bytes.Buffer
 	alive bool
@@ -61,7 +63,7 @@ type flagdProcess struct {
 func newFlagd(t *testing.T, bin, path string, args ...string) *flagdProcess {
 	t.Helper()
 	ports := freePorts(t, 4)
-	f := &flagdProcess{t: t, bin: bin, port: ports[0], args: append([]string{"start", "-f", "file:" + path,
+	f := &flagdProcess{t: t, bin: bin, port: ports[0], ofrep: ports[1], args: append([]string{"start", "-f", "file:" + path,
 		"-g", strconv.Itoa(ports[0]), "-r", strconv.Itoa(ports[1]),
 		"-p", strconv.Itoa(ports[2]), "-m", strconv.Itoa(ports[3])}, args...)}
 	t.Cleanup(func() {
@@ -108,6 +110,24 @@ func (f *flagdProcess) stop() {
 }
 
 func (f *flagdProcess) addr() string { return "127.0.0.1:" + strconv.Itoa(f.port) }
+
+func (f *flagdProcess) ofrepPort() int { return f.ofrep }
+
+// waitOFREP waits until flagd's OFREP port answers.
+func waitOFREP(t *testing.T, port int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", port)); err == nil {
+			_ = resp.Body.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("flagd's OFREP port did not answer within 20s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
 
 func flagdBin(t *testing.T) string {
 	t.Helper()
