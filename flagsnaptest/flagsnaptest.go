@@ -117,20 +117,28 @@ func (f *Flags) Provider() *flagsnap.Provider { return f.provider }
 
 // Source is the memory source behind the provider. Its calls return once
 // the client shows their outcome, as the methods of Flags do, but fail no
-// test: its Set returns the provider's verdict on a document, for tests of
-// what happens when bad flags arrive.
+// test: Set returns the provider's verdict, as TrySet does.
 func (f *Flags) Source() *source.Memory { return f.source }
 
 // Set replaces the flags. When it returns, the provider serves the new
 // ones (the next evaluation sees them) and the client is READY. A
-// document the provider rejects fails the test.
+// document the provider rejects fails the test; TrySet is for those.
 func (f *Flags) Set(doc []byte) {
+	f.t.Helper()
+	if err := f.TrySet(doc); err != nil {
+		f.t.Fatalf("flagsnaptest: %v", err)
+	}
+}
+
+// TrySet offers doc to the provider and returns its verdict: nil, or why
+// it rejected the document, for tests of what happens when bad flags
+// arrive. It returns once the client shows the verdict: READY with the new
+// flags served, or ERROR with the flags in force kept.
+func (f *Flags) TrySet(doc []byte) error {
 	f.t.Helper()
 	err := f.source.Set(doc)
 	f.reportUnsettled()
-	if err != nil {
-		f.t.Fatalf("flagsnaptest: %v", err)
-	}
+	return err
 }
 
 // Lost simulates a source that can no longer be reached, and returns once

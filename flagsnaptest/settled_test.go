@@ -2,6 +2,7 @@ package flagsnaptest
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 
 	"github.com/flagsnap/flagsnap"
+	"github.com/flagsnap/flagsnap/evaluator"
 	"github.com/flagsnap/flagsnap/source"
 )
 
@@ -65,6 +67,28 @@ func TestLostAfterARejectedDocumentAndAGoodOne(t *testing.T) {
 		f.Lost(nil)
 		state(t, f, "after Lost", openfeature.StaleState)
 		f.Restore()
+	}
+}
+
+func TestTrySet(t *testing.T) {
+	f := New(t, colors("red"), flagsnap.WithStrictValidation())
+	for range 50 {
+		var invalid *evaluator.ValidationError
+		if err := f.TrySet(brokenDefault); !errors.As(err, &invalid) {
+			t.Fatalf("TrySet of a flag set strict mode rejects: %v", err)
+		}
+		state(t, f, "after a rejected TrySet", openfeature.ErrorState)
+		if c := color(f.Client()); c != "red" {
+			t.Fatalf("flags lost: color %q", c)
+		}
+		if err := f.TrySet(colors("blue")); err != nil {
+			t.Fatalf("TrySet of good flags: %v", err)
+		}
+		state(t, f, "after an accepted TrySet", openfeature.ReadyState)
+		if c := color(f.Client()); c != "blue" {
+			t.Fatalf("color %q after TrySet, want blue", c)
+		}
+		f.Set(colors("red"))
 	}
 }
 
