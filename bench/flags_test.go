@@ -1,12 +1,13 @@
 package bench
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
 
 	"github.com/open-feature/go-sdk/openfeature"
+
+	"github.com/flagsnap/flagsnap/internal/flaggen"
 )
 
 // evalFlags are the flags of the evaluation and operator rows, in the
@@ -88,60 +89,5 @@ var (
 	endsWithCtx    = openfeature.FlattenedContext{"email": "user@example.com"}
 )
 
-// generate builds a flag set of n flags from a seeded generator, in the
-// standard's proportions: 60% static, 25% a single == or in on one
-// attribute, 15% nested and/or with 3-5 conditions, fractional or sem_ver.
-// salt changes the content (not the keys) of one flag, for updates.
-func generate(n int, salt int) []byte {
-	rng := rand.New(rand.NewPCG(42, uint64(n)))
-	var b strings.Builder
-	b.Grow(n * 220)
-	b.WriteString(`{"flags":{`)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `"flag_%d":`, i)
-		roll := rng.Float64()
-		def := "on"
-		if salt != 0 && i == n/2 {
-			def = "off"
-		}
-		switch {
-		case roll < 0.60:
-			if rng.IntN(2) == 0 {
-				fmt.Fprintf(&b, `{"state":"ENABLED","defaultVariant":%q,"variants":{"on":true,"off":false}}`, def)
-			} else {
-				fmt.Fprintf(&b, `{"state":"ENABLED","defaultVariant":%q,"variants":{"on":"value-%d","off":"other-%d"}}`, def, i, i)
-			}
-		case roll < 0.85:
-			attr := rng.IntN(100)
-			if rng.IntN(2) == 0 {
-				fmt.Fprintf(&b, `{"state":"ENABLED","defaultVariant":%q,"variants":{"on":true,"off":false},"targeting":{"if":[{"==":[{"var":"attr_%d"},"value-%d"]},"on","off"]}}`, def, attr, attr)
-			} else {
-				fmt.Fprintf(&b, `{"state":"ENABLED","defaultVariant":%q,"variants":{"on":true,"off":false},"targeting":{"if":[{"in":[{"var":"attr_%d"},["a","b","value-%d"]]},"on","off"]}}`, def, attr, attr)
-			}
-		default:
-			switch rng.IntN(3) {
-			case 0:
-				conds := make([]string, 3+rng.IntN(3))
-				for j := range conds {
-					conds[j] = fmt.Sprintf(`{"==":[{"var":"attr_%d"},"value-%d"]}`, rng.IntN(100), j)
-				}
-				half := len(conds) / 2
-				fmt.Fprintf(&b, `{"state":"ENABLED","defaultVariant":%q,"variants":{"on":true,"off":false},"targeting":{"if":[{"or":[{"and":[%s]},{"and":[%s]}]},"on","off"]}}`,
-					def, strings.Join(conds[:half], ","), strings.Join(conds[half:], ","))
-			case 1:
-				fmt.Fprintf(&b, `{"state":"ENABLED","defaultVariant":%q,"variants":{"on":true,"off":false},"targeting":{"fractional":[{"var":"targetingKey"},["on",%d],["off",%d]]}}`, def, 1+rng.IntN(99), 1+rng.IntN(99))
-			default:
-				fmt.Fprintf(&b, `{"state":"ENABLED","defaultVariant":%q,"variants":{"on":true,"off":false},"targeting":{"if":[{"sem_ver":[{"var":"version"},">=","%d.%d.0"]},"on","off"]}}`, def, rng.IntN(5), rng.IntN(10))
-			}
-		}
-	}
-	b.WriteString(`}}`)
-	out := []byte(b.String())
-	if !json.Valid(out) {
-		panic("generated flag set is not JSON")
-	}
-	return out
-}
+// generate is the standard mix of n flags; see flaggen.Generate.
+func generate(n int, salt int) []byte { return flaggen.Generate(n, salt) }
