@@ -19,8 +19,18 @@
 // from OpenFeature's global functions: a global provider is one for the
 // whole process, which parallel tests cannot share.
 //
-// [Flags.Set] changes the flags in the middle of a test; when it returns,
-// the next evaluation sees the new flags. [Flags.Lost] and [Flags.Restore]
-// simulate a source that goes away and comes back, and return once the
-// client reports it.
+// [Flags.Set] changes the flags in the middle of a test, and [Flags.TrySet]
+// offers flags the provider may reject; [Flags.Lost] and [Flags.Restore]
+// simulate a source that goes away and comes back. Each returns once the
+// client shows the outcome, and so do the calls on [Flags.Source]: the
+// next evaluation sees the flags in force, and the client's State is what
+// the provider reports (READY, STALE or ERROR), so the test can check it
+// at once.
+//
+// The handlers that code registers with OpenFeature are another matter:
+// the SDK runs each on a goroutine of its own, which nothing can wait for.
+// When a method returns, a handler may not have run yet, and a
+// CONFIGURATION_CHANGED event may still be on its way. A test of what a
+// handler does waits for the handler, for example on a channel it sends
+// to.
 package flagsnaptest
