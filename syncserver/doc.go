@@ -28,5 +28,13 @@
 //
 // The selector in force for a call is the flagd-selector header when the
 // client sends one, otherwise the request's selector field; a call without
-// either gets the default set given with [WithFlags].
+// either gets the default set given with [WithFlags], and a call with one
+// gets the set given for that exact selector with [WithSelectorFlags].
+//
+// A server built with [WithSource] instead serves the way the flagd daemon
+// serves its sources: their flags are merged, a later source winning over
+// an earlier one, and selectors are read with flagd's syntax
+// ("flagSetId=ID", "source=NAME", a bare NAME). [Server.SetSource] replaces
+// the flags of one source; each stream is sent its selection again when it
+// changed.
 package syncserver

@@ -27,24 +27,7 @@ func flagdEncode(doc []byte, source string) (string, error) {
 		if !ok {
 			return // flagd rejects such a file; nothing of it is served
 		}
-		out := map[string]any{
-			"state":          stringOrEmpty(def["state"]),
-			"defaultVariant": stringOrEmpty(def["defaultVariant"]),
-			"variants":       def["variants"],
-			"source":         source,
-		}
-		if t, ok := def["targeting"]; ok && t != nil {
-			out["targeting"] = substituteRefs(t, evaluators)
-		}
-		meta := map[string]any{}
-		maps.Copy(meta, setMeta)
-		if m, ok := def["metadata"].(map[string]any); ok {
-			maps.Copy(meta, m)
-		}
-		if len(meta) > 0 {
-			out["metadata"] = meta
-		}
-		flags[key] = out
+		flags[key] = flagdFlag(def, setMeta, evaluators, source)
 	}
 	switch fs := top["flags"].(type) {
 	case map[string]any:
@@ -65,6 +48,30 @@ func flagdEncode(doc []byte, source string) (string, error) {
 		return "", fmt.Errorf("flagd encoding: %w", err)
 	}
 	return string(b), nil
+}
+
+// flagdFlag is one flag as flagd sends it: the fields of its model (a
+// missing string is ""), the evaluators substituted into its rule, the set's
+// metadata under its own and the source it was read from.
+func flagdFlag(def, setMeta, evaluators map[string]any, source string) map[string]any {
+	out := map[string]any{
+		"state":          stringOrEmpty(def["state"]),
+		"defaultVariant": stringOrEmpty(def["defaultVariant"]),
+		"variants":       def["variants"],
+		"source":         source,
+	}
+	if t, ok := def["targeting"]; ok && t != nil {
+		out["targeting"] = substituteRefs(t, evaluators)
+	}
+	meta := map[string]any{}
+	maps.Copy(meta, setMeta)
+	if m, ok := def["metadata"].(map[string]any); ok {
+		maps.Copy(meta, m)
+	}
+	if len(meta) > 0 {
+		out["metadata"] = meta
+	}
+	return out
 }
 
 // stringOrEmpty is how flagd's model holds a string field: a missing or

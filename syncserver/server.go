@@ -2,6 +2,7 @@ package syncserver
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -51,13 +52,15 @@ type Request struct {
 type Option func(*config)
 
 type config struct {
-	sets     map[string]string // "" is the set for calls without a selector
-	syncCtx  map[string]any
-	metadata map[string]any
-	code     codes.Code
-	msg      string
-	tls      bool
-	cert     *tls.Certificate
+	sets      map[string]string // "" is the set for calls without a selector
+	setsGiven bool              // WithFlags or WithSelectorFlags, which WithSource excludes
+	sources   []sourceConfig
+	syncCtx   map[string]any
+	metadata  map[string]any
+	code      codes.Code
+	msg       string
+	tls       bool
+	cert      *tls.Certificate
 
 	flagd          bool
 	flagdSource    string
@@ -69,13 +72,13 @@ type config struct {
 // WithFlags sets the flag set served to calls without a selector. Without
 // it they get [DefaultFlags]. The document is served as given, valid or not.
 func WithFlags(doc []byte) Option {
-	return func(c *config) { c.sets[""] = string(doc) }
+	return func(c *config) { c.sets[""], c.setsGiven = string(doc), true }
 }
 
 // WithSelectorFlags sets the flag set served to calls whose selector is
 // selector. Calls naming a selector without a set fail with NotFound.
 func WithSelectorFlags(selector string, doc []byte) Option {
-	return func(c *config) { c.sets[selector] = string(doc) }
+	return func(c *config) { c.sets[selector], c.setsGiven = string(doc), true }
 }
 
 // WithSyncContext makes every SyncFlagsResponse carry ctx as its
@@ -170,6 +173,7 @@ type Server struct {
 	network  string // "tcp" or "unix" once listened
 	addr     string
 	sets     map[string]string
+	store    *flagStore // with WithSource, which replaces sets
 	syncCtx  *structpb.Struct
 	metadata *structpb.Struct
 	code     codes.Code
@@ -219,10 +223,24 @@ func New(opts ...Option) (*Server, error) {
 	if c.params != nil {
 		s.serverOpts = append(s.serverOpts, grpc.KeepaliveParams(*c.params))
 	}
-	for sel, doc := range c.sets {
-		s.sets[sel] = s.payload(doc)
-	}
 	var err error
+	if len(c.sources) > 0 {
+		if c.setsGiven {
+			return nil, errors.New("syncserver: WithSource does not go with WithFlags or WithSelectorFlags")
+		}
+		s.store = &flagStore{}
+		for _, src := range c.sources {
+			flags, err := decodeSource(src.name, src.doc)
+			if err != nil {
+				return nil, fmt.Errorf("syncserver: source %s: %w", src.name, err)
+			}
+			s.store.set(src.name, append([]string{}, src.aliases...), flags)
+		}
+	} else {
+		for sel, doc := range c.sets {
+			s.sets[sel] = s.payload(doc)
+		}
+	}
 	if s.syncCtx, err = toStruct(c.syncCtx); err != nil {
 		return nil, fmt.Errorf("syncserver: sync context: %w", err)
 	}
@@ -396,18 +414,23 @@ func (s *Server) WriteCACert(dir string) (string, error) {
 }
 
 // SetFlags replaces the set served without a selector and sends it to every
-// stream serving that set. It never waits for a stream.
+// stream serving that set. It never waits for a stream. Like
+// SetSelectorFlags, it panics on a server built with [WithSource].
 func (s *Server) SetFlags(doc []byte) {
 	s.SetSelectorFlags("", doc)
 }
 
 // SetSelectorFlags replaces (or adds) the set for selector and sends it to
 // every stream serving that selector. It never waits for a stream, and
-// encodes the set once for all of them.
+// encodes the set once for all of them. It panics on a server built with
+// [WithSource], whose selectors select from its sources.
 func (s *Server) SetSelectorFlags(selector string, doc []byte) {
 	payload := s.payload(string(doc))
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.store != nil {
+		panic("syncserver: SetFlags or SetSelectorFlags on a server with sources (use SetSource)")
+	}
 	s.sets[selector] = payload
 	resp := s.newResponse(payload, s.syncCtx)
 	s.resps[selector] = resp
@@ -418,15 +441,29 @@ func (s *Server) SetSelectorFlags(selector string, doc []byte) {
 	}
 }
 
-// responseLocked is the response for selector's set, which must exist;
-// Server.mu must be held.
+// responseLocked is the response for what selector selects, which must
+// have been checked with checkLocked; Server.mu must be held.
 func (s *Server) responseLocked(selector string) *response {
 	resp := s.resps[selector]
 	if resp == nil {
-		resp = s.newResponse(s.sets[selector], s.syncCtx)
+		doc := s.docLocked(selector)
+		resp = s.newResponse(doc, s.syncCtx)
+		if s.store != nil {
+			resp.sum = sha256.Sum256([]byte(doc))
+		}
 		s.resps[selector] = resp
 	}
 	return resp
+}
+
+// docLocked is the flag document selector selects, which must have been
+// checked with checkLocked; Server.mu must be held.
+func (s *Server) docLocked(selector string) string {
+	if s.store == nil {
+		return s.sets[selector]
+	}
+	q, _ := parseSelector(selector)
+	return s.store.doc(q)
 }
 
 // payload is what the server sends for a flag document: the document, or

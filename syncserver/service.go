@@ -62,7 +62,7 @@ func (svc *service) SyncFlags(req *syncv1.SyncFlagsRequest, stream grpc.ServerSt
 	r := svc.record(ctx, "SyncFlags", req.GetProviderId(), req.GetSelector())
 
 	s.mu.Lock()
-	if _, err := s.selectLocked(r); err != nil {
+	if err := s.checkLocked(r); err != nil {
 		s.mu.Unlock()
 		return err
 	}
@@ -77,6 +77,7 @@ func (svc *service) SyncFlags(req *syncv1.SyncFlagsRequest, stream grpc.ServerSt
 	defer func() {
 		s.mu.Lock()
 		delete(s.subs, sub)
+		s.forgetLocked(sub.selector)
 		s.streamsChangedLocked()
 		s.mu.Unlock()
 	}()
@@ -111,7 +112,11 @@ func (svc *service) FetchAllFlags(ctx context.Context, req *syncv1.FetchAllFlags
 	s := svc.s
 	r := svc.record(ctx, "FetchAllFlags", req.GetProviderId(), req.GetSelector())
 	s.mu.Lock()
-	doc, err := s.selectLocked(r)
+	err := s.checkLocked(r)
+	var doc string
+	if err == nil {
+		doc = s.docLocked(selectorOf(r))
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -132,18 +137,38 @@ func (svc *service) GetMetadata(ctx context.Context, _ *syncv1.GetMetadataReques
 	return syncv1.GetMetadataResponse_builder{Metadata: proto.CloneOf(md)}.Build(), nil
 }
 
-// selectLocked answers what a call for r gets: the configured failure, the
-// set its selector names, or NotFound. Server.mu must be held.
-func (s *Server) selectLocked(r Request) (string, error) {
+// checkLocked is the error a call for r fails with: the configured
+// failure; without sources, NotFound for a selector without a set; with
+// sources, InvalidArgument for a selector flagd could not read. Server.mu
+// must be held.
+func (s *Server) checkLocked(r Request) error {
 	if s.code != codes.OK {
-		return "", status.Error(s.code, s.msg)
+		return status.Error(s.code, s.msg)
 	}
 	sel := selectorOf(r)
-	doc, ok := s.sets[sel]
-	if !ok {
-		return "", status.Errorf(codes.NotFound, "no flag set for selector %q", sel)
+	if s.store != nil {
+		_, err := parseSelector(sel)
+		return err
 	}
-	return doc, nil
+	if _, ok := s.sets[sel]; !ok {
+		return status.Errorf(codes.NotFound, "no flag set for selector %q", sel)
+	}
+	return nil
+}
+
+// forgetLocked drops the response kept for a selector of a server with
+// sources once no stream follows it: clients may ask for any number of
+// selectors over time. Server.mu must be held.
+func (s *Server) forgetLocked(selector string) {
+	if s.store == nil {
+		return
+	}
+	for sub := range s.subs {
+		if sub.selector == selector {
+			return
+		}
+	}
+	delete(s.resps, selector)
 }
 
 // selectorOf follows flagd: the header replaced the deprecated field, so it

@@ -20,6 +20,7 @@ type response struct {
 	payload   string
 	syncCtx   *structpb.Struct // shared and never modified
 	encodings *atomic.Int64    // the server's count, which tests read
+	sum       [32]byte         // SHA-256 of the payload, for servers with sources
 
 	once sync.Once
 	wire []byte
