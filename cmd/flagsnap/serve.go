@@ -24,12 +24,20 @@ const serveUsage = `Usage: flagsnap serve FILE [--addr 127.0.0.1:8015] [--socket
 
 Serves a flag file over flagd.sync.v1 (the protocol of flagd's sync port),
 so that a provider in in-process mode can be tried without flagd: every
-change to the file is pushed to every stream. A change that does not parse
-is reported and not sent; the streams keep the last good flags. Calls
-without a selector get FILE; with --selector-dir, every JSON or YAML file
-in DIR (when serve starts) is served, and watched, under its file name as
-selector. --context-value sets the sync context sent with the flags and
-the GetMetadata answer, as flagd's option of that name does.
+change to the file is pushed to every stream whose flags it changes. A
+change that does not parse is reported and not sent; the streams keep the
+last good flags. With --selector-dir, every JSON or YAML file in DIR (when
+serve starts) is served and watched too, as if flagd were started with
+-f file:FILE -f file:DIR/a.json ... in that order. Selectors are read as
+flagd reads them:
+  (none)             every flag of every file; of two flags with the same
+                     key and flag set, the later file's
+  flagSetId=ID       the flags whose flagSetId (in their own metadata, or
+                     else in their file's) is ID; flagSetId= those without
+  source=NAME, NAME  the flags of the file NAME: its name, its path or its
+                     file: URI
+--context-value sets the sync context sent with the flags and the
+GetMetadata answer, as flagd's option of that name does.
 
 Example:
   flagsnap serve flags.json
@@ -52,11 +60,25 @@ func (c contextValues) Set(s string) error {
 	return nil
 }
 
-// served is one watched file and the selector it is served under ("" for
-// calls without one).
+// served is one watched file, a source of flags under its path as given.
 type served struct {
-	path, selector string
-	doc            []byte // as read when serve started
+	path string
+	doc  []byte // as read when serve started
+}
+
+// sourceNames are the other ways a source selector may name a served file:
+// its name, its absolute path and its file: URIs. flagd knows a file source
+// only by exactly what followed "file:" in its -f option, which depends on
+// the directory it was started in; serve's user cannot be expected to
+// guess which form a flagd configuration used.
+func (f served) sourceNames() []string {
+	base := filepath.Base(f.path)
+	names := []string{base, "file:" + base, "file:" + f.path}
+	if abs, err := filepath.Abs(f.path); err == nil {
+		names = append(names, abs, "file:"+abs, "file://"+filepath.ToSlash(abs))
+	}
+	slices.Sort(names)
+	return slices.DeleteFunc(slices.Compact(names), func(n string) bool { return n == f.path })
 }
 
 // serveFlags is serve's options as given.
@@ -72,7 +94,7 @@ func (f *serveFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.socket, "socket", "", "listen on this unix socket instead of TCP")
 	fs.StringVar(&f.certFile, "tls-cert", "", "serve TLS with this certificate (PEM) ...")
 	fs.StringVar(&f.keyFile, "tls-key", "", "... and this key (PEM)")
-	fs.StringVar(&f.selectorDir, "selector-dir", "", "also serve every flag file in this directory under its name as selector")
+	fs.StringVar(&f.selectorDir, "selector-dir", "", "also serve every flag file in this directory, each a source")
 	f.syncCtx = contextValues{}
 	fs.Var(f.syncCtx, "context-value", "KEY=VALUE added to the sync context and GetMetadata (repeatable)")
 }
@@ -95,7 +117,7 @@ func (c *cmd) serve(ctx context.Context, args []string) int {
 	}
 	defer srv.Close()
 	out := &lockedWriter{w: c.stdout}
-	fmt.Fprintf(out, "serving %s on %s%s\n", files[0].path, srv.Addr(), describeSelectors(files[1:], f.certFile != ""))
+	fmt.Fprintf(out, "serving %s on %s%s\n", files[0].path, srv.Addr(), describeSources(files, f.certFile != ""))
 	return c.watch(ctx, srv, files, out)
 }
 
@@ -114,7 +136,12 @@ func (f *serveFlags) files(file string, addrSet bool) ([]served, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--selector-dir: %v", err)
 		}
-		files = append(files, more...)
+		// FILE may be in DIR: served twice, it would override itself.
+		fileInfo, err := os.Stat(file)
+		files = append(files, slices.DeleteFunc(more, func(m served) bool {
+			fi, serr := os.Stat(m.path)
+			return err == nil && serr == nil && os.SameFile(fileInfo, fi)
+		})...)
 	}
 	for i := range files {
 		var err error
@@ -130,7 +157,7 @@ func (f *serveFlags) files(file string, addrSet bool) ([]served, error) {
 func (f *serveFlags) listen(files []served) (*syncserver.Server, error) {
 	opts := []syncserver.Option{syncserver.WithSyncContext(f.syncCtx), syncserver.WithMetadata(f.syncCtx)}
 	for _, file := range files {
-		opts = append(opts, syncserver.WithSelectorFlags(file.selector, file.doc))
+		opts = append(opts, syncserver.WithSource(file.path, file.doc, file.sourceNames()...))
 	}
 	if f.certFile != "" {
 		cert, err := tls.LoadX509KeyPair(f.certFile, f.keyFile)
@@ -197,22 +224,22 @@ func isSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-func describeSelectors(files []served, tls bool) string {
+func describeSources(files []served, tls bool) string {
 	var b strings.Builder
 	if tls {
 		b.WriteString(" (TLS)")
 	}
-	if len(files) > 0 {
+	if len(files) > 1 {
 		names := make([]string, len(files))
 		for i, f := range files {
-			names[i] = f.selector
+			names[i] = filepath.Base(f.path)
 		}
-		fmt.Fprintf(&b, ", selectors: %s", strings.Join(names, ", "))
+		fmt.Fprintf(&b, ", sources: %s", strings.Join(names, ", "))
 	}
 	return b.String()
 }
 
-// selectorFiles lists the flag files of dir, each under its name.
+// selectorFiles lists the flag files of dir in the order of their names.
 func selectorFiles(dir string) ([]served, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -228,16 +255,17 @@ func selectorFiles(dir string) ([]served, error) {
 		if !e.Type().IsRegular() && e.Type()&os.ModeSymlink == 0 {
 			continue
 		}
-		out = append(out, served{path: filepath.Join(dir, e.Name()), selector: e.Name()})
+		out = append(out, served{path: filepath.Join(dir, e.Name())})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s holds no .json, .yaml or .yml file", dir)
 	}
-	slices.SortFunc(out, func(a, b served) int { return strings.Compare(a.selector, b.selector) })
+	slices.SortFunc(out, func(a, b served) int { return strings.Compare(a.path, b.path) })
 	return out, nil
 }
 
-// pusher sends each new version of a file to the streams that serve it.
+// pusher sends each new version of a file to the streams whose flags it
+// changes.
 // The sync source calls it from one goroutine.
 type pusher struct {
 	srv  *syncserver.Server
@@ -257,8 +285,11 @@ func (p *pusher) Update(u source.Update) error {
 		fmt.Fprintf(p.out, "%s: not sent: %v\n", p.file.path, err)
 		return err
 	}
+	if err := p.srv.SetSource(p.file.path, u.Flags); err != nil {
+		fmt.Fprintf(p.out, "%s: not sent: %v\n", p.file.path, err)
+		return err
+	}
 	p.last = u.Flags
-	p.srv.SetSelectorFlags(p.file.selector, u.Flags)
 	fmt.Fprintf(p.out, "%s: sent %s (%s open)\n", p.file.path, plural(set.Len(), "flag"), plural(p.srv.Streams(), "stream"))
 	return nil
 }

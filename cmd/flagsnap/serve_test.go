@@ -190,6 +190,9 @@ func TestServe(t *testing.T) {
 	}
 }
 
+// The files of --selector-dir are sources next to FILE, as flagd's -f
+// options are: selected by their names, merged without a selector, the
+// later file winning a flag both define.
 func TestServeSelectorDir(t *testing.T) {
 	dir := t.TempDir()
 	main := filepath.Join(dir, "flags.json")
@@ -201,23 +204,41 @@ func TestServeSelectorDir(t *testing.T) {
 	writeFile(t, filepath.Join(teams, "checkout.yaml"), "flags:\n  color:\n    state: ENABLED\n    variants: {red: red, green: green}\n    defaultVariant: green\n")
 	writeFile(t, filepath.Join(teams, "notes.txt"), "not a flag file")
 	r := startServe(t, main, "--addr", "127.0.0.1:0", "--selector-dir", teams)
-	if !strings.Contains(r.stdout.String(), ", selectors: checkout.yaml\n") {
+	if !strings.Contains(r.stdout.String(), ", sources: flags.json, checkout.yaml\n") {
 		t.Errorf("start line %q", r.stdout)
 	}
-	team := connect(t, flagsnap.WithHost("127.0.0.1"), flagsnap.WithPort(r.port(t)), flagsnap.WithSelector("checkout.yaml"))
-	all := connect(t, flagsnap.WithHost("127.0.0.1"), flagsnap.WithPort(r.port(t)))
-	if c := str(team, "color", nil); c != "green" {
-		t.Errorf("selector checkout.yaml: color %q, want green", c)
+	port := flagsnap.WithPort(r.port(t))
+	team := connect(t, flagsnap.WithHost("127.0.0.1"), port, flagsnap.WithSelector("checkout.yaml"))
+	own := connect(t, flagsnap.WithHost("127.0.0.1"), port, flagsnap.WithSelector("source="+main))
+	all := connect(t, flagsnap.WithHost("127.0.0.1"), port)
+	eu := map[string]any{"region": "eu"}
+	for _, tt := range []struct {
+		name          string
+		p             *flagsnap.Provider
+		color, region string
+	}{
+		{"checkout.yaml", team, "green", "none"},
+		// As in flagd, a file's flag that a later file overrides is not
+		// among its flags.
+		{"source=FILE", own, "none", "eu"},
+		{"no selector", all, "green", "eu"},
+	} {
+		if c := str(tt.p, "color", eu); c != tt.color {
+			t.Errorf("%s: color %q, want %q", tt.name, c, tt.color)
+		}
+		if reg := str(tt.p, "region", eu); reg != tt.region {
+			t.Errorf("%s: region %q, want %q", tt.name, reg, tt.region)
+		}
 	}
-	if c := str(all, "color", nil); c != "red" {
-		t.Errorf("no selector: color %q, want red", c)
+
+	writeFile(t, filepath.Join(teams, "checkout.yaml"), "flags:\n  color:\n    state: ENABLED\n    variants: {red: red, green: green, blue: blue}\n    defaultVariant: blue\n")
+	for _, p := range []*flagsnap.Provider{team, all} {
+		nextEvent(t, p, openfeature.ProviderConfigChange)
+		if c := str(p, "color", nil); c != "blue" {
+			t.Errorf("after the change: color %q", c)
+		}
 	}
-	writeFile(t, filepath.Join(teams, "checkout.yaml"), "flags:\n  color:\n    state: ENABLED\n    variants: {red: red, green: green}\n    defaultVariant: red\n")
-	nextEvent(t, team, openfeature.ProviderConfigChange)
-	if c := str(team, "color", nil); c != "red" {
-		t.Errorf("selector checkout.yaml after the change: color %q", c)
-	}
-	noEvent(t, all, 100*time.Millisecond)
+	noEvent(t, own, 100*time.Millisecond)
 }
 
 func TestServeSocket(t *testing.T) {
