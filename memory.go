@@ -27,7 +27,9 @@ func (p *Provider) compileFixed(doc []byte) (*fixedFlags, error) {
 // ever given, and holds them until ctx is done. Unlike other sources it
 // can run again, for an Init after Shutdown.
 func (f *fixedFlags) Run(ctx context.Context, s source.Sink) error {
-	_ = s.(*sink).put(f.set, f.update)
+	sk := s.(*sink)
+	sk.p.stats.delivered()
+	_ = sk.put(f.set, f.update)
 	<-ctx.Done()
 	return nil
 }

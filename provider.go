@@ -40,6 +40,7 @@ type Provider struct {
 	// loadedAt is when the flags in force were put in force, in Unix
 	// nanoseconds, for the log lines.
 	loadedAt atomic.Int64
+	stats    sourceStats // for SourceStatus
 	// compiled counts the flag documents compiled, each of which costs a
 	// full load: a document must be compiled once, however it arrives.
 	compiled atomic.Uint64
@@ -468,11 +469,12 @@ func (s *sink) Update(u source.Update) error {
 	// the flags in force again; recognising them costs a hash instead of
 	// a full load.
 	digest := sha256.Sum256(u.Flags)
+	r.p.stats.delivered()
 	r.mu.Lock()
 	last := r.last
 	r.mu.Unlock()
 	if last.set != nil && r.p.snap.Load() == last.set && digest == last.digest && reflect.DeepEqual(u.SyncContext, last.syncCtx) {
-		if _, ok := r.accept(last.set, u.Origin); !ok {
+		if _, ok := r.accept(last.set, u.Origin, digest); !ok {
 			return errShutDown
 		}
 		return nil
@@ -498,7 +500,7 @@ func (s *sink) Update(u source.Update) error {
 func (s *sink) put(set *evaluator.FlagSet, u source.Update) error {
 	r := (*run)(s)
 	p := r.p
-	changes, ok := r.accept(set, u.Origin)
+	changes, ok := r.accept(set, u.Origin, sha256.Sum256(u.Flags))
 	if !ok {
 		return errShutDown
 	}
@@ -515,7 +517,7 @@ func (s *sink) put(set *evaluator.FlagSet, u source.Update) error {
 
 // accept puts a compiled flag set in force and reports it, unless the run
 // has ended. It returns the keys of the flags that changed.
-func (r *run) accept(set *evaluator.FlagSet, origin string) (changes []string, ok bool) {
+func (r *run) accept(set *evaluator.FlagSet, origin string, digest [sha256.Size]byte) (changes []string, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state == stateFatal {
@@ -530,6 +532,10 @@ func (r *run) accept(set *evaluator.FlagSet, origin string) (changes []string, o
 		// Every flag may evaluate differently with other enrichment.
 		changes = unionKeys(old, set)
 	}
+	// A source that comes back after a loss has reconnected; one whose
+	// flag set was rejected has only sent a better one.
+	lost := r.state == stateStale || r.state == stateError && !r.rejectedSet
+	r.p.stats.appliedSet(digest, lost)
 	r.lastErr, r.rejectedSet = nil, false
 
 	switch {
@@ -558,6 +564,7 @@ func (r *run) tooLarge(e *source.MessageTooLargeError) {
 	err := fmt.Errorf("the flag set from %s is %d bytes, over the limit of %d bytes: raise it with flagsnap.WithMaxMessageSize", e.Target, e.Size, e.Limit)
 	r.p.log.Error("flag set refused; the previous flags stay in force", slog.String("origin", e.Target),
 		slog.Int("size", e.Size), slog.Int("limit", e.Limit), slog.String("error", err.Error()))
+	r.p.stats.failed(err, true)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.lastErr = err
@@ -573,6 +580,7 @@ func (r *run) tooLarge(e *source.MessageTooLargeError) {
 // and the reason is logged and reported.
 func (r *run) rejected(origin string, err error) {
 	r.p.log.Error("flag set rejected; the previous flags stay in force", slog.String("origin", origin), slog.String("error", err.Error()))
+	r.p.stats.failed(err, true)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.lastErr, r.rejectedSet = err, true
@@ -591,6 +599,7 @@ func (s *sink) Lost(err error) {
 		r.tooLarge(tooLarge)
 		return
 	}
+	r.p.stats.failed(err, false)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.lastErr, r.rejectedSet = err, false
@@ -614,6 +623,7 @@ func (s *sink) Fatal(err error) {
 		return
 	}
 	r.p.log.Error("flag source failed for good: giving up, no more attempts", slog.String("error", errText(err)))
+	r.p.stats.failed(err, false)
 	if err == nil {
 		// Init and giveUpInit tell a fatal source by a non-nil fatalErr.
 		err = errors.New("the flag source gave up without a reason")

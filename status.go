@@ -1,0 +1,142 @@
+package flagsnap
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"sync"
+	"time"
+)
+
+// SourceState is the health of a provider's flag source.
+type SourceState string
+
+const (
+	// SourceConnecting: no flags yet; the source is being reached.
+	SourceConnecting SourceState = "connecting"
+	// SourceServing: the flags in force are the source's latest.
+	SourceServing SourceState = "serving"
+	// SourceStale: the source is lost, within the grace period; the last
+	// flags are served.
+	SourceStale SourceState = "stale"
+	// SourceError: the source is lost beyond the grace period, or its
+	// last flag set was rejected; the last flags, if any, are served.
+	SourceError SourceState = "error"
+	// SourceFatal: the source gave up for good.
+	SourceFatal SourceState = "fatal"
+	// SourceStopped: the provider is not running (before Init, after
+	// Shutdown).
+	SourceStopped SourceState = "stopped"
+)
+
+// SourceStatus is the health of a provider's flag source, for dashboards
+// and readiness probes.
+type SourceStatus struct {
+	// Source is where the flags come from: a file path, a server address
+	// or unix socket, "memory", or a custom source's type.
+	Source string `json:"source"`
+	// Selector is the flag set asked of a sync server, if any.
+	Selector string      `json:"selector,omitempty"`
+	State    SourceState `json:"state"`
+	// Flags is the number of flags in force, AppliedAt when they were put
+	// in force and Digest the SHA-256 of the document they came from (hex);
+	// zero before the first flag set.
+	Flags     int       `json:"flags"`
+	AppliedAt time.Time `json:"appliedAt"`
+	Digest    string    `json:"digest,omitempty"`
+	// Received counts the flag sets the source delivered, Applied those
+	// put in force (a set identical to the one in force counts: it is
+	// applied again, at no cost) and Rejected those refused (not parsed,
+	// too large).
+	Received uint64 `json:"received"`
+	Applied  uint64 `json:"applied"`
+	Rejected uint64 `json:"rejected"`
+	// Reconnects counts the times the source came back after a loss.
+	Reconnects uint64 `json:"reconnects"`
+	// LastError is the last thing that went wrong, and when; empty when
+	// nothing has.
+	LastError   string    `json:"lastError,omitempty"`
+	LastErrorAt time.Time `json:"lastErrorAt"`
+}
+
+// sourceStats are the counts behind SourceStatus. They outlive a run, so
+// that an Init after Shutdown goes on counting.
+type sourceStats struct {
+	mu                                     sync.Mutex
+	received, applied, rejected, reconnect uint64
+	digest                                 [sha256.Size]byte
+	hasDigest                              bool
+	lastErr                                string
+	lastErrAt                              time.Time
+}
+
+func (s *sourceStats) delivered() {
+	s.mu.Lock()
+	s.received++
+	s.mu.Unlock()
+}
+
+func (s *sourceStats) appliedSet(digest [sha256.Size]byte, recovered bool) {
+	s.mu.Lock()
+	s.applied++
+	s.digest, s.hasDigest = digest, true
+	if recovered {
+		s.reconnect++
+	}
+	s.mu.Unlock()
+}
+
+func (s *sourceStats) failed(err error, rejected bool) {
+	s.mu.Lock()
+	if rejected {
+		s.rejected++
+	}
+	s.lastErr, s.lastErrAt = errText(err), time.Now()
+	s.mu.Unlock()
+}
+
+// SourceStatus reports the health of the flag source. It is cheap, takes
+// no lock that an evaluation or the source waits on for long, and may be
+// called from any goroutine.
+func (p *Provider) SourceStatus() SourceStatus {
+	st := SourceStatus{Source: p.origin.name, Selector: p.cfg.Selector, State: p.sourceState()}
+	if set := p.snap.Load(); set != nil {
+		st.Flags = set.Len()
+		st.AppliedAt = time.Unix(0, p.loadedAt.Load())
+	}
+	s := &p.stats
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st.Received, st.Applied, st.Rejected, st.Reconnects = s.received, s.applied, s.rejected, s.reconnect
+	if s.hasDigest {
+		st.Digest = hex.EncodeToString(s.digest[:])
+	}
+	st.LastError, st.LastErrorAt = s.lastErr, s.lastErrAt
+	return st
+}
+
+func (p *Provider) sourceState() SourceState {
+	p.mu.Lock()
+	r := p.run
+	p.mu.Unlock()
+	if r == nil {
+		return SourceStopped
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch r.state {
+	case stateStarting:
+		return SourceConnecting
+	case stateReady:
+		return SourceServing
+	case stateStale:
+		return SourceStale
+	case stateError, stateInitError:
+		if r.p.snap.Load() == nil {
+			return SourceConnecting
+		}
+		return SourceError
+	case stateFatal:
+		return SourceFatal
+	}
+	return SourceConnecting
+}
