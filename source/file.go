@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -144,6 +145,7 @@ type File struct {
 	debounce time.Duration
 	settle   time.Duration
 	log      *slog.Logger
+	seed     maphash.Seed // for recognising content already delivered
 
 	started atomic.Bool
 
@@ -170,6 +172,7 @@ func NewFile(cfg FileConfig) (*File, error) {
 		poll:       cfg.PollInterval,
 		debounce:   cfg.Debounce,
 		log:        cfg.Logger,
+		seed:       maphash.MakeSeed(),
 		readFile:   readRegular,
 		newWatcher: fsnotify.NewWatcher,
 	}
@@ -240,8 +243,12 @@ type runner struct {
 	watching    bool
 	watchFailed bool // a failure was logged and not yet followed by success
 
-	delivered bool   // last holds content that went to the sink
-	last      []byte // the content last delivered
+	// delivered is set once content went to the sink; lastLen and
+	// lastSum identify the content last delivered. Only a hash is kept:
+	// a copy of a large file would double what the provider holds.
+	delivered bool
+	lastLen   int
+	lastSum   uint64
 	// lostMsg is the message of the Lost reported for the current loss,
 	// and empty while the file is not lost: a fileError's message never is.
 	lostMsg string
@@ -445,7 +452,7 @@ func (r *runner) settle(ctx context.Context, prev []byte) ([]byte, error) {
 
 // unchanged tells whether delivering data would tell the sink nothing new.
 func (r *runner) unchanged(data []byte) bool {
-	return r.delivered && r.lostMsg == "" && bytes.Equal(data, r.last)
+	return r.delivered && r.lostMsg == "" && len(data) == r.lastLen && maphash.Bytes(r.f.seed, data) == r.lastSum
 }
 
 // sameLoss tells whether err is the loss already reported. A different
@@ -474,10 +481,10 @@ func (r *runner) deliver(data []byte) {
 	} else {
 		r.f.log.Debug("flag file changed", "path", r.f.path, "bytes", len(data))
 	}
-	r.delivered, r.last, r.lostMsg = true, data, ""
-	// The sink gets its own copy: last must stay what was read for the
-	// next comparison whatever the sink does with the slice.
-	r.sink.Update(Update{Flags: bytes.Clone(data), Origin: r.f.path})
+	r.delivered, r.lastLen, r.lastSum, r.lostMsg = true, len(data), maphash.Bytes(r.f.seed, data), ""
+	// data was read for this delivery and is not kept: the sink may
+	// keep it.
+	r.sink.Update(Update{Flags: data, Origin: r.f.path})
 }
 
 // readRegular reads path, refusing what is not a regular file.
