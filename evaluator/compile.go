@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -149,9 +150,51 @@ func (n *node) argc() int {
 // compiler turns a decoded rule into nodes, once, when a flag set loads.
 // What it builds does not depend on the fractional version: only
 // evaluation does.
+//
+// It goes on past a problem so that flagsnap validate can report every
+// problem of a rule at once: the element at fault compiles to an unknown
+// node (see unknown) and the compiler carries on with its siblings. The
+// error each compile method returns is the first problem of the element's
+// subtree, which is the one a compiler that stopped at the first problem
+// would have met, since everything up to it is compiled the same way; the
+// flag answers it, as it always has.
 type compiler struct {
 	usesLegacy bool
+	errs       []error // every problem, in the order met
 }
+
+// fail records a problem of the element being compiled.
+func (c *compiler) fail(err error) (*node, error) {
+	c.errs = append(c.errs, err)
+	return unknown(), err
+}
+
+// since is the first problem recorded after mark, the length of c.errs
+// when an element's compilation began.
+func (c *compiler) since(mark int) error {
+	if len(c.errs) > mark {
+		return c.errs[mark]
+	}
+	return nil
+}
+
+// unknown stands for an element that has a problem, or whose value cannot
+// be known at load (a $ref to nothing). It is a var of a computed path, so
+// that the checks of the operations around it, which only judge what is
+// constant, take it for a value computed at evaluation and add no problem
+// of their own. A rule holding one is never evaluated: its flag is broken.
+func unknown() *node {
+	return &node{op: opVar, v: &varSpec{dyn: &node{op: opConst, lit: null}}}
+}
+
+// unresolvedRef takes the place of a {"$ref": …} that names nothing when
+// the loader substitutes $evaluators, so that the rest of the rule is still
+// compiled, and checked, around it.
+type unresolvedRef struct{}
+
+// errUnresolved is constValue's answer for a constant holding an
+// unresolvedRef, which is not a problem of its own.
+var errUnresolved = errors.New("unresolved $ref")
 
 // CompileError says why a targeting rule cannot be used.
 type CompileError struct {
@@ -231,27 +274,26 @@ func (c *compiler) compile(raw any, at *loc) (*node, error) {
 		if len(t) != 1 {
 			// The reference engine treats an object with zero or several
 			// keys as data, not as an operation.
-			v, err := constValue(t)
-			if err != nil {
-				return nil, compileErr(at, "%v", err)
-			}
-			return &node{op: opConst, lit: v}, nil
+			return c.constant(t, at)
 		}
 		for name, args := range t {
 			opAt := at.key(name)
 			return c.compileOp(name, args, &opAt)
 		}
+	case unresolvedRef:
+		return unknown(), nil
 	case []any:
+		mark := len(c.errs)
 		n := &node{op: opArray, list: true, args: make([]*node, 0, len(t))}
 		allConst := true
 		for i, el := range t {
 			elAt := at.index(i)
-			child, err := c.compile(el, &elAt)
-			if err != nil {
-				return nil, err
-			}
+			child, _ := c.compile(el, &elAt)
 			n.args = append(n.args, child)
 			allConst = allConst && child.isConst()
+		}
+		if err := c.since(mark); err != nil {
+			return unknown(), err
 		}
 		if allConst {
 			vals := make([]value, len(n.args))
@@ -262,34 +304,34 @@ func (c *compiler) compile(raw any, at *loc) (*node, error) {
 		}
 		return n, nil
 	}
+	return c.constant(raw, at)
+}
+
+// constant compiles a value written as data.
+func (c *compiler) constant(raw any, at *loc) (*node, error) {
 	v, err := constValue(raw)
-	if err != nil {
-		return nil, compileErr(at, "%v", err)
+	switch {
+	case errors.Is(err, errUnresolved):
+		return unknown(), nil
+	case err != nil:
+		return c.fail(compileErr(at, "%v", err))
 	}
 	return &node{op: opConst, lit: v}, nil
 }
 
 // compileArgs compiles an operator's argument in the two shapes it can take.
-func (c *compiler) compileArgs(n *node, raw any, at *loc) error {
+func (c *compiler) compileArgs(n *node, raw any, at *loc) {
 	if list, ok := raw.([]any); ok {
 		n.list = true
 		n.args = make([]*node, 0, len(list))
 		for i, el := range list {
 			elAt := at.index(i)
-			child, err := c.compile(el, &elAt)
-			if err != nil {
-				return err
-			}
+			child, _ := c.compile(el, &elAt)
 			n.args = append(n.args, child)
 		}
-		return nil
+		return
 	}
-	one, err := c.compile(raw, at)
-	if err != nil {
-		return err
-	}
-	n.one = one
-	return nil
+	n.one, _ = c.compile(raw, at)
 }
 
 // needsList rejects operators whose argument the reference engine always
@@ -302,46 +344,55 @@ func needsList(n *node, at *loc) error {
 }
 
 func (c *compiler) compileOp(name string, raw any, at *loc) (*node, error) {
+	op, ok := operators[name]
+	if !ok && name != legacyFractional {
+		// Its arguments are not compiled: what they mean depends on the
+		// operator meant.
+		return c.fail(compileErr(at, "unknown operator %q", name))
+	}
+	if _, ok := raw.(unresolvedRef); ok {
+		return unknown(), nil // its arguments are what the $ref would have given
+	}
 	if name == legacyFractional {
 		return c.compileLegacyFractional(raw, at)
 	}
-	op, ok := operators[name]
-	if !ok {
-		return nil, compileErr(at, "unknown operator %q", name)
-	}
+	mark := len(c.errs)
 	n := &node{op: op, name: name}
-	var err error
 	switch {
 	case op == opVar:
-		err = c.compileVar(n, raw, at)
+		c.compileVar(n, raw, at)
 	case isRawListOp(op):
-		err = c.compileRawList(n, raw, at)
+		c.compileRawList(n, raw, at)
 	default:
-		err = c.compileArgs(n, raw, at)
-	}
-	if err != nil {
-		return nil, err
+		c.compileArgs(n, raw, at)
 	}
 	if op == opVar || isRawListOp(op) {
-		return n, nil // the checks and precomputations below are for the others
+		// The checks and precomputations below are for the others.
+		if err := c.since(mark); err != nil {
+			return unknown(), err
+		}
+		return n, nil
 	}
+	// An argument with a problem is an unknown node here, which the checks
+	// below take for a computed value: they report only what is wrong with
+	// the operation itself.
 	switch op {
 	case opEq, opNe, opLt, opLe, opGt, opGe, opSub, opMul, opDiv, opMod, opMin, opMax,
 		opSubstr, opIn, opMissingSome, opSet:
 		if err := needsList(n, at); err != nil {
-			return nil, err
+			c.fail(err)
 		}
 	case opCat:
 		if !n.list && n.one.isConst() && n.one.lit.k != kStr && n.one.lit.k != kArr {
-			return nil, compileErr(at, "cat needs a string or an array of arguments")
+			c.fail(compileErr(at, "cat needs a string or an array of arguments"))
 		}
 	case opMissing:
 		if !n.list && n.one.isConst() && n.one.lit.k != kStr && n.one.lit.k != kArr {
-			return nil, compileErr(at, "missing needs a name or an array of names")
+			c.fail(compileErr(at, "missing needs a name or an array of names"))
 		}
 	case opMerge:
 		if !n.list && n.one.isConst() && (n.one.lit.k == kNull || n.one.lit.isObject()) {
-			return nil, compileErr(at, "merge needs values to merge")
+			c.fail(compileErr(at, "merge needs values to merge"))
 		}
 	}
 	switch op {
@@ -354,9 +405,12 @@ func (c *compiler) compileOp(name string, raw any, at *loc) (*node, error) {
 	case opFractional:
 		spec, err := precomputeFractional(n, at)
 		if err != nil {
-			return nil, err
+			c.fail(err)
 		}
 		n.frac = spec
+	}
+	if err := c.since(mark); err != nil {
+		return unknown(), err
 	}
 	switch op {
 	case opEq, opNe, opLt, opLe, opGt, opGe, opIn:
@@ -388,36 +442,32 @@ func exactText(n *node) bool {
 
 // compileRawList handles the operators that read their argument list as
 // written, before evaluating anything: the list is mandatory.
-func (c *compiler) compileRawList(n *node, raw any, at *loc) error {
+func (c *compiler) compileRawList(n *node, raw any, at *loc) {
 	list, ok := raw.([]any)
 	if !ok {
-		return compileErr(at, "%s needs an array of arguments", n.name)
+		c.fail(compileErr(at, "%s needs an array of arguments", n.name))
+		return
 	}
 	n.list = true
 	n.args = make([]*node, 0, len(list))
 	for i, el := range list {
 		elAt := at.index(i)
 		var child *node
-		var err error
 		switch {
 		case i == 0 && isIteration(n.op), i == 2 && n.op == opReduce:
 			// The array walked and the initial value of reduce.
-			child, err = c.compileRaw(el, &elAt)
+			child, _ = c.compileRaw(el, &elAt)
 		default:
-			child, err = c.compile(el, &elAt)
-		}
-		if err != nil {
-			return err
+			child, _ = c.compile(el, &elAt)
 		}
 		n.args = append(n.args, child)
 	}
 	switch n.op {
 	case opAll, opSome, opNone:
 		if len(list) == 0 {
-			return compileErr(at, "%s needs an array and a condition", n.name)
+			c.fail(compileErr(at, "%s needs an array and a condition", n.name))
 		}
 	}
-	return nil
 }
 
 // isRawListOp reports the operators compileRawList handles.
@@ -441,14 +491,11 @@ func isIteration(op opcode) bool {
 // reference engine takes a literal array there as it is, without
 // evaluating what is inside.
 func (c *compiler) compileRaw(raw any, at *loc) (*node, error) {
-	if _, ok := raw.(map[string]any); ok {
+	switch raw.(type) {
+	case map[string]any, unresolvedRef:
 		return c.compile(raw, at)
 	}
-	v, err := constValue(raw)
-	if err != nil {
-		return nil, compileErr(at, "%v", err)
-	}
-	return &node{op: opConst, lit: v}, nil
+	return c.constant(raw, at)
 }
 
 // varSpec is a var whose argument is known at load (the common case), or
@@ -545,24 +592,21 @@ const (
 	varNull         // var of null: primitive data itself, else null
 )
 
-func (c *compiler) compileVar(n *node, raw any, at *loc) error {
-	argNode, err := c.compile(raw, at)
-	if err != nil {
-		return err
-	}
+func (c *compiler) compileVar(n *node, raw any, at *loc) {
+	argNode, _ := c.compile(raw, at)
 	if !argNode.isConst() {
 		n.v = &varSpec{dyn: argNode}
-		return nil
+		return
 	}
 	spec, why := varSpecOf(argNode.lit)
 	if why != "" {
-		return compileErr(at, "%s", why)
+		c.fail(compileErr(at, "%s", why))
+		return
 	}
 	if s, ok := raw.(string); ok && (s == "" || strings.HasPrefix(s, ".")) {
 		spec.local = true
 	}
 	n.v = &spec
-	return nil
 }
 
 // varSpecOf reads what var does with an argument that is a value, written
@@ -607,11 +651,11 @@ func varSpecOf(arg value) (spec varSpec, why string) {
 func (c *compiler) compileLegacyFractional(raw any, at *loc) (*node, error) {
 	list, ok := raw.([]any)
 	if !ok || len(list) == 0 {
-		return nil, compileErr(at, "%s needs a property name and buckets", legacyFractional)
+		return c.fail(compileErr(at, "%s needs a property name and buckets", legacyFractional))
 	}
 	prop, ok := list[0].(string)
 	if !ok {
-		return nil, compileErr(at, "%s: first argument must name a context property", legacyFractional)
+		return c.fail(compileErr(at, "%s: first argument must name a context property", legacyFractional))
 	}
 	c.usesLegacy = true
 	rewritten := append([]any{map[string]any{"var": prop}}, list[1:]...)
@@ -649,26 +693,44 @@ func plainJSON(raw any) (any, error) {
 		return f, nil
 	case map[string]any:
 		out := make(map[string]any, len(t))
+		unresolved := false
 		for k, v := range t {
 			pv, err := plainJSON(v)
-			if err != nil {
+			switch {
+			case err == errUnresolved:
+				// A problem of its own elsewhere in the value still
+				// counts, whatever the order the map is walked in.
+				unresolved = true
+			case err != nil:
 				return nil, err
 			}
 			out[k] = pv
 		}
+		if unresolved {
+			return nil, errUnresolved
+		}
 		return out, nil
 	case []any:
 		out := make([]any, len(t))
+		unresolved := false
 		for i, v := range t {
 			pv, err := plainJSON(v)
-			if err != nil {
+			switch {
+			case err == errUnresolved:
+				unresolved = true
+			case err != nil:
 				return nil, err
 			}
 			out[i] = pv
 		}
+		if unresolved {
+			return nil, errUnresolved
+		}
 		return out, nil
 	case nil, bool, string, float64:
 		return t, nil
+	case unresolvedRef:
+		return nil, errUnresolved
 	case int:
 		return float64(t), nil
 	case int64:

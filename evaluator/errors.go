@@ -125,7 +125,10 @@ func (e *DocumentError) Error() string { return "not a flag set: " + e.Msg }
 func (e *DocumentError) Pointer() string { return jsonPointer(e.Path) }
 
 // FlagProblem is a problem confined to one flag. Outside strict mode the
-// flag answers PARSE_ERROR and the rest of the flag set loads.
+// flag answers PARSE_ERROR and the rest of the flag set loads. A flag may
+// have several problems, one FlagProblem each, listed together in the
+// order the loader checks a flag (variants, defaultVariant, $ref, rule):
+// the first is the one its evaluations answer.
 type FlagProblem struct {
 	Flag string
 	// Path is where the problem is written, as the object keys and array
@@ -135,8 +138,8 @@ type FlagProblem struct {
 	// ["flags", "2", "defaultVariant"] when "flags" is an array.
 	//
 	// It ends at the flag for a definition that is not an object or a key
-	// defined twice (the first definition), at "targeting" for a $ref that
-	// names no entry of $evaluators, and at the variant for a variant's
+	// defined twice (the first definition), at the "$ref" member of a $ref
+	// that cannot be substituted, and at the variant for a variant's
 	// problem. Within a rule substituted for a $ref it follows the rule as
 	// substituted, so its last parts may not be written in the document:
 	// the deepest part that is written is the $ref.
@@ -174,14 +177,18 @@ func jsonPointer(path []string) string {
 // ValidationError is the strict mode's rejection of a whole document
 // because of problems in individual flags.
 type ValidationError struct {
-	Problems []FlagProblem
+	Problems []FlagProblem // every problem, a flag's together (see FlagProblem)
 }
 
-// Error lists every flag's problem.
+// Error counts the invalid flags and lists every problem.
 func (e *ValidationError) Error() string {
 	msgs := make([]string, len(e.Problems))
+	flags := 0
 	for i, p := range e.Problems {
 		msgs[i] = p.Error()
+		if i == 0 || p.Flag != e.Problems[i-1].Flag {
+			flags++
+		}
 	}
-	return fmt.Sprintf("%d invalid flag(s): %s", len(e.Problems), strings.Join(msgs, "; "))
+	return fmt.Sprintf("%d invalid flag(s): %s", flags, strings.Join(msgs, "; "))
 }

@@ -163,6 +163,9 @@ type loader struct {
 	warnings   []warning
 	scratch    []byte // reused by fingerprint
 	noRefs     bool   // the document has no "$ref" anywhere
+	// problems are those of the broken flags, by index in the definitions:
+	// few flags are broken, and most flag sets have none.
+	problems map[int][]FlagProblem
 }
 
 func (l *loader) warn(flag string, at []string, msg string) {
@@ -198,11 +201,8 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 			}
 			continue
 		}
-		f := compiled[i]
-		if f.broken != nil {
-			set.problems = append(set.problems, FlagProblem{Flag: def.key, Path: f.broken.path, Err: f.broken.Err})
-		}
-		set.flags[def.key] = f
+		set.problems = append(set.problems, l.problems[i]...)
+		set.flags[def.key] = compiled[i]
 	}
 	set.index = newFlagIndex(set.flags)
 	if _, keyed := top["flags"].(map[string]any); keyed {
@@ -241,8 +241,18 @@ func (l *loader) compileAll(defs []flagDef, setMeta map[string]any) []*flag {
 	wg.Wait()
 	for i := range subs {
 		l.warnings = append(l.warnings, subs[i].warnings...)
+		for j, p := range subs[i].problems {
+			l.addProblems(j, p)
+		}
 	}
 	return out
+}
+
+func (l *loader) addProblems(def int, p []FlagProblem) {
+	if l.problems == nil {
+		l.problems = map[int][]FlagProblem{}
+	}
+	l.problems[def] = p
 }
 
 // loadWorkers is how many goroutines compile n flags.
@@ -256,7 +266,11 @@ func loadWorkers(n int) int {
 func (l *loader) compileRange(defs []flagDef, setMeta map[string]any, out []*flag, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		if defs[i].problem == nil {
-			out[i] = l.compileFlag(&defs[i], setMeta)
+			var p []FlagProblem
+			out[i], p = l.compileFlag(&defs[i], setMeta)
+			if len(p) > 0 {
+				l.addProblems(i, p)
+			}
 		}
 	}
 }
@@ -367,12 +381,16 @@ func newFlag(key string) *flag {
 	return &flag{key: key, keyVal: strVal(key), defaultIdx: -1}
 }
 
-func (l *loader) compileFlag(fd *flagDef, setMeta map[string]any) *flag {
+// compileFlag compiles a definition and lists its problems: all of them,
+// for flagsnap validate. A flag with problems answers the first.
+func (l *loader) compileFlag(fd *flagDef, setMeta map[string]any) (*flag, []FlagProblem) {
 	key := fd.key
 	f := newFlag(key)
 	def, ok := fd.raw.(map[string]any)
 	if !ok {
-		return f.breakWith(fmt.Errorf("definition is %s, not an object", jsonType(fd.raw)), fd.path())
+		err := fmt.Errorf("definition is %s, not an object", jsonType(fd.raw))
+		f.breakWith(err, fd.path())
+		return f, []FlagProblem{{Flag: key, Path: fd.path(), Err: err}}
 	}
 	flagMeta := l.metadata(fd, def["metadata"])
 	if len(setMeta)+len(flagMeta) > 0 {
@@ -388,11 +406,12 @@ func (l *loader) compileFlag(fd *flagDef, setMeta map[string]any) *flag {
 		l.warn(key, fd.path("state"), fmt.Sprintf(`state should be "ENABLED" or "DISABLED", not %v; treated as ENABLED`, state))
 	}
 
-	targeting, refErr := l.resolveRefs(def["targeting"])
-	if refErr != nil {
+	targeting, refProblems := l.resolveRefs(def["targeting"])
+	asWritten := targeting
+	if refProblems != nil {
 		// The flag breaks below; its rule as written still tells changes
 		// apart.
-		targeting = def["targeting"]
+		asWritten = def["targeting"]
 	}
 	// flagd keeps a default variant as a plain string, so every flag set it
 	// re-encodes says "" for a flag that had none: read once, as none.
@@ -400,29 +419,49 @@ func (l *loader) compileFlag(fd *flagDef, setMeta map[string]any) *flag {
 	if defaultVariant == "" {
 		defaultVariant = nil
 	}
-	f.fingerprint = l.fingerprint(def, defaultVariant, targeting, f.metadata)
-	if at, err := f.setVariants(def["variants"]); err != nil {
-		return f.breakWith(err, fd.path(at...))
+	f.fingerprint = l.fingerprint(def, defaultVariant, asWritten, f.metadata)
+
+	// The problems are gathered in the order they were always checked in,
+	// so that the first, which the flag answers, is the one it answered
+	// when the loader stopped there.
+	var problems []FlagProblem
+	add := func(err error, at ...string) {
+		problems = append(problems, FlagProblem{Flag: key, Path: fd.path(at...), Err: err})
 	}
-	if err := f.setDefault(defaultVariant); err != nil {
-		return f.breakWith(err, fd.path("defaultVariant"))
+	variantsOK := true
+	for _, p := range f.setVariants(def["variants"]) {
+		add(p.err, p.at...)
+		variantsOK = variantsOK && len(p.at) > 1 // one variant's problem
 	}
-	if refErr != nil {
-		// Substitution does not track where it is in the rule.
-		return f.breakWith(refErr, fd.path("targeting"))
+	if err := f.setDefault(defaultVariant, variantsOK); err != nil {
+		add(err, "defaultVariant")
 	}
-	if err := l.setRule(fd, f, targeting); err != nil {
+	for _, p := range refProblems {
+		add(p.err, p.at...)
+	}
+	rule, ruleProblems := l.compileRule(fd, targeting)
+	for _, err := range ruleProblems {
 		var ce *CompileError
 		if errors.As(err, &ce) {
-			return f.breakWith(err, fd.path(ce.at...))
+			add(err, ce.at...)
+		} else {
+			add(err, "targeting")
 		}
-		return f.breakWith(err, fd.path("targeting"))
+	}
+	if len(problems) > 0 {
+		f.breakWith(problems[0].Err, problems[0].Path)
+		return f, problems
+	}
+	if rule != nil {
+		assignSlots(rule)
+		f.shareNames(rule)
+		f.rule = rule
 	}
 	f.static = f.defaultOutcome(ReasonStatic)
 	if f.rule == nil && !f.disabled && f.defaultIdx >= 0 {
 		f.fixed = &f.vals[f.defaultIdx]
 	}
-	return f
+	return f, nil
 }
 
 // breakWith makes f answer PARSE_ERROR because of err, which is written at
@@ -433,19 +472,27 @@ func (f *flag) breakWith(err error, path []string) *flag {
 	return f
 }
 
+// issue is a problem within a flag's definition, at a path relative to it.
+type issue struct {
+	at  []string
+	err error
+}
+
 // setVariants reads the "variants" object. A problem is at "variants", or
 // at the variant that has it; a name cannot stand for the object, since ""
-// names a variant too.
-func (f *flag) setVariants(raw any) (at []string, err error) {
+// names a variant too. Every variant is read, so that each one's problem is
+// reported; a variant is of the wrong type when it differs from the first
+// (in name order) that can be read.
+func (f *flag) setVariants(raw any) []issue {
 	obj, ok := raw.(map[string]any)
 	if !ok {
 		if raw == nil {
-			return []string{"variants"}, fmt.Errorf(`"variants" is missing`)
+			return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is missing`)}}
 		}
-		return []string{"variants"}, fmt.Errorf(`"variants" is %s, not an object`, jsonType(raw))
+		return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is %s, not an object`, jsonType(raw))}}
 	}
 	if len(obj) == 0 {
-		return []string{"variants"}, fmt.Errorf(`"variants" is empty`)
+		return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is empty`)}}
 	}
 	names := make([]string, 0, len(obj))
 	for name := range obj {
@@ -456,20 +503,27 @@ func (f *flag) setVariants(raw any) (at []string, err error) {
 		f.variants = make(map[string]int, len(names))
 	}
 	f.vals = make([]variant, len(names))
+	var problems []issue
+	first := -1 // the first variant read, whose type the others must have
 	for i, name := range names {
 		v, err := newVariant(name, obj[name])
-		if err != nil {
-			return []string{"variants", name}, err
+		switch {
+		case err != nil:
+			problems = append(problems, issue{[]string{"variants", name}, err})
+		case first < 0:
+			first = i
+		case v.k != f.vals[first].k:
+			problems = append(problems, issue{[]string{"variants", name},
+				fmt.Errorf("variants mix types: %q is %s, %q is %s", names[first], kindName(f.vals[first].k), name, kindName(v.k))})
 		}
-		if i > 0 && v.k != f.vals[0].k {
-			return []string{"variants", name}, fmt.Errorf("variants mix types: %q is %s, %q is %s", names[0], kindName(f.vals[0].k), name, kindName(v.k))
-		}
+		// Kept even when wrong, so that a defaultVariant naming it is
+		// not a problem too.
 		f.vals[i] = v
 		if f.variants != nil {
 			f.variants[name] = i
 		}
 	}
-	return nil, nil
+	return problems
 }
 
 func newVariant(name string, raw any) (variant, error) {
@@ -528,11 +582,17 @@ func kindName(k kind) string {
 	return "null"
 }
 
-func (f *flag) setDefault(raw any) error {
+// setDefault reads "defaultVariant". Without variants to look in (none, or
+// not an object), only its type is checked: that it names none of them is
+// the variants' problem.
+func (f *flag) setDefault(raw any, variantsOK bool) error {
 	switch t := raw.(type) {
 	case nil:
 		return nil
 	case string:
+		if !variantsOK {
+			return nil
+		}
 		i := slices.IndexFunc(f.vals, func(v variant) bool { return v.name == t })
 		if i < 0 {
 			return fmt.Errorf("defaultVariant %q is not one of the variants", t)
@@ -543,26 +603,22 @@ func (f *flag) setDefault(raw any) error {
 	return fmt.Errorf("defaultVariant is %s, not a string", jsonType(raw))
 }
 
-func (l *loader) setRule(fd *flagDef, f *flag, targeting any) error {
+// compileRule compiles a flag's rule, $evaluators substituted, and lists
+// every problem it has.
+func (l *loader) compileRule(fd *flagDef, targeting any) (*node, []error) {
 	if targeting == nil {
-		return nil
+		return nil, nil
 	}
 	if obj, ok := targeting.(map[string]any); ok && len(obj) == 0 {
-		return nil
+		return nil, nil
 	}
 	var c compiler
 	at := root("targeting")
-	rule, err := c.compile(targeting, &at)
-	if err != nil {
-		return err
-	}
+	rule, _ := c.compile(targeting, &at)
 	if c.usesLegacy {
-		l.warn(f.key, fd.path("targeting"), `"fractionalEvaluation" is deprecated; use "fractional"`)
+		l.warn(fd.key, fd.path("targeting"), `"fractionalEvaluation" is deprecated; use "fractional"`)
 	}
-	assignSlots(rule)
-	f.shareNames(rule)
-	f.rule = rule
-	return nil
+	return rule, c.errs
 }
 
 // shareNames makes the rule's constant strings that name a variant hold
@@ -613,51 +669,68 @@ func (f *flag) shareNames(rule *node) {
 // resolveRefs replaces {"$ref": "name"} with the named entry of
 // $evaluators. The substitution is structural, so spacing in the document
 // does not matter; substituted rules are not searched again (no nested
-// $ref). Parts without a $ref are shared with raw rather than copied.
-func (l *loader) resolveRefs(raw any) (any, error) {
+// $ref). Parts without a $ref are shared with raw rather than copied. A
+// $ref that cannot be substituted is a problem at its "$ref" member, and
+// an unresolvedRef in the result.
+func (l *loader) resolveRefs(raw any) (any, []issue) {
 	if l.noRefs {
 		return raw, nil
 	}
-	out, _, err := l.substitute(raw)
-	return out, err
+	s := substitution{l: l}
+	out, _ := s.substitute(raw)
+	for i := range s.problems {
+		p := &s.problems[i]
+		p.at = append(p.at, "targeting")
+		slices.Reverse(p.at)
+	}
+	// Objects are walked in no set order: the first problem, which the
+	// flag answers, must not change from one load to the next.
+	slices.SortFunc(s.problems, func(a, b issue) int { return slices.Compare(a.at, b.at) })
+	return out, s.problems
+}
+
+// substitution is one rule's resolveRefs.
+type substitution struct {
+	l *loader
+	// problems have their paths innermost first while the rule is
+	// walked: each level adds its key on the way out, which costs nothing
+	// where nothing is wrong.
+	problems []issue
 }
 
 // substitute is resolveRefs, also telling whether anything was replaced.
-func (l *loader) substitute(raw any) (any, bool, error) {
+func (s *substitution) substitute(raw any) (any, bool) {
 	switch t := raw.(type) {
 	case map[string]any:
 		if name, ok := t["$ref"].(string); ok {
-			ev, found := l.evaluators[name]
+			ev, found := s.l.evaluators[name]
 			if !found {
-				return nil, false, fmt.Errorf("$ref %q names no entry of $evaluators", name)
+				return s.unresolved(fmt.Errorf("$ref %q names no entry of $evaluators", name))
 			}
 			if len(t) == 1 {
-				return ev, true, nil
+				return ev, true
 			}
 			body, ok := ev.(map[string]any)
 			if !ok {
-				return nil, false, fmt.Errorf("$ref %q is used inside an object but is not an object", name)
+				return s.unresolved(fmt.Errorf("$ref %q is used inside an object but is not an object", name))
 			}
 			merged := make(map[string]any, len(t)-1+len(body))
 			for k, v := range t {
 				if k == "$ref" {
 					continue
 				}
-				r, _, err := l.substitute(v)
-				if err != nil {
-					return nil, false, err
-				}
-				merged[k] = r
+				n := len(s.problems)
+				merged[k], _ = s.substitute(v)
+				s.inside(n, k)
 			}
 			maps.Copy(merged, body)
-			return merged, true, nil
+			return merged, true
 		}
 		var out map[string]any
 		for k, v := range t {
-			r, changed, err := l.substitute(v)
-			if err != nil {
-				return nil, false, err
-			}
+			n := len(s.problems)
+			r, changed := s.substitute(v)
+			s.inside(n, k)
 			if changed {
 				if out == nil {
 					out = maps.Clone(t)
@@ -666,15 +739,16 @@ func (l *loader) substitute(raw any) (any, bool, error) {
 			}
 		}
 		if out == nil {
-			return t, false, nil
+			return t, false
 		}
-		return out, true, nil
+		return out, true
 	case []any:
 		var out []any
 		for i, v := range t {
-			r, changed, err := l.substitute(v)
-			if err != nil {
-				return nil, false, err
+			n := len(s.problems)
+			r, changed := s.substitute(v)
+			if len(s.problems) > n {
+				s.inside(n, strconv.Itoa(i))
 			}
 			if changed {
 				if out == nil {
@@ -684,11 +758,25 @@ func (l *loader) substitute(raw any) (any, bool, error) {
 			}
 		}
 		if out == nil {
-			return t, false, nil
+			return t, false
 		}
-		return out, true, nil
+		return out, true
 	}
-	return raw, false, nil
+	return raw, false
+}
+
+// unresolved records the problem of a $ref, at its "$ref" member.
+func (s *substitution) unresolved(err error) (any, bool) {
+	s.problems = append(s.problems, issue{[]string{"$ref"}, err})
+	return unresolvedRef{}, true
+}
+
+// inside adds key to the paths of the problems from the n-th on, met
+// within key.
+func (s *substitution) inside(n int, key string) {
+	for i := n; i < len(s.problems); i++ {
+		s.problems[i].at = append(s.problems[i].at, key)
+	}
 }
 
 // fingerprint summarises everything that changes how a flag evaluates, in

@@ -446,7 +446,9 @@ func TestProblemPaths(t *testing.T) {
 		{"fractional bucket", `{"flags": {"f": {` + ok + `, "targeting": {"fractional": [{"var": "email"}, ["a", 50], "b"]}}}}`,
 			"f", []string{"flags", "f", "targeting", "fractional", "2"}, "/flags/f/targeting/fractional/2"},
 		{"$ref to no evaluator", `{"flags": {"f": {` + ok + `, "targeting": {"if": [{"$ref": "nobody"}, "b"]}}}}`,
-			"f", []string{"flags", "f", "targeting"}, "/flags/f/targeting"},
+			"f", []string{"flags", "f", "targeting", "if", "0", "$ref"}, "/flags/f/targeting/if/0/$ref"},
+		{"$ref to no evaluator as the whole rule", `{"flags": {"f": {` + ok + `, "targeting": {"$ref": "nobody"}}}}`,
+			"f", []string{"flags", "f", "targeting", "$ref"}, "/flags/f/targeting/$ref"},
 		{"inside a substituted $ref", `{"$evaluators": {"e": {"nope": [1]}}, "flags": {"f": {` + ok + `, "targeting": {"if": [{"$ref": "e"}, "b"]}}}}`,
 			"f", []string{"flags", "f", "targeting", "if", "0", "nope"}, "/flags/f/targeting/if/0/nope"},
 		{"array: by index", `{"flags": [{"key": "a", ` + ok + `}, {"key": "f", "variants": {"a": 1}, "defaultVariant": "z"}]}`,
@@ -462,12 +464,131 @@ func TestProblemPaths(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			set := mustLoad(t, tt.doc)
 			problems := set.Problems()
-			if len(problems) != 1 {
-				t.Fatalf("problems %v, want one", problems)
+			if len(problems) == 0 {
+				t.Fatal("no problem")
 			}
-			p := problems[0]
+			p := problems[0] // the one the flag answers; TestEveryProblemOfAFlag has the others
 			if p.Flag != tt.flag || !slices.Equal(p.Path, tt.want) || p.Pointer() != tt.pointer {
 				t.Errorf("flag %q at %q (%s), want %q at %q (%s); %v", p.Flag, p.Path, p.Pointer(), tt.flag, tt.want, tt.pointer, p.Err)
+			}
+		})
+	}
+}
+
+// TestEveryProblemOfAFlag lists the problems of flags that have several,
+// which flagsnap validate reports at once; the flag still answers the first
+// of them, the one the loader used to stop at.
+func TestEveryProblemOfAFlag(t *testing.T) {
+	const vars = `"state": "ENABLED", "variants": {"a": "a", "b": "b"}`
+	type want struct{ pointer, msg string }
+	tests := []struct {
+		name, def string
+		want      []want
+	}{
+		{"a default naming no variant and a malformed fractional",
+			`{` + vars + `, "defaultVariant": "c", "targeting": {"fractional": [["a", 50.5], ["b", 50]]}}`,
+			[]want{
+				{"/flags/f/defaultVariant", `defaultVariant "c" is not one of the variants`},
+				{"/flags/f/targeting/fractional", "targeting.fractional: invalid weights: bucket 0: fractional: weight is not a whole number: 50.5"},
+			}},
+		{"two unknown operators and a var of a boolean",
+			`{` + vars + `, "defaultVariant": "a", "targeting": {"if": [{"startswith": [{"var": "email"}, "x"]}, {"nope": 1}, {"var": true}]}}`,
+			[]want{
+				{"/flags/f/targeting/if/0/startswith", `targeting.if[0].startswith: unknown operator "startswith"`},
+				{"/flags/f/targeting/if/1/nope", `targeting.if[1].nope: unknown operator "nope"`},
+				{"/flags/f/targeting/if/2/var", "targeting.if[2].var: var path must be a string, a number or [path, default]"},
+			}},
+		{"every variant of another type than the first, and one out of range",
+			`{"variants": {"a": 1, "b": "s", "c": 2, "d": 1e999, "e": true}}`,
+			[]want{
+				{"/flags/f/variants/b", `variants mix types: "a" is a number, "b" is a string`},
+				{"/flags/f/variants/d", `variant "d": number 1e999 is out of range`},
+				{"/flags/f/variants/e", `variants mix types: "a" is a number, "e" is a boolean`},
+			}},
+		{"the first variant out of range: the types are the next one's",
+			`{"variants": {"a": 1e999, "b": "s", "c": 2}}`,
+			[]want{
+				{"/flags/f/variants/a", `variant "a": number 1e999 is out of range`},
+				{"/flags/f/variants/c", `variants mix types: "b" is a string, "c" is a number`},
+			}},
+		{"$refs to nothing, each where it is, and the rule around them checked",
+			`{` + vars + `, "defaultVariant": "a", "targeting": {"if": [{"$ref": "y"}, {"in": 5}, {"$ref": "x"}]}}`,
+			[]want{
+				{"/flags/f/targeting/if/0/$ref", `$ref "y" names no entry of $evaluators`},
+				{"/flags/f/targeting/if/2/$ref", `$ref "x" names no entry of $evaluators`},
+				{"/flags/f/targeting/if/1/in", "targeting.if[1].in: in needs an array of arguments"},
+			}},
+		{"a $ref to nothing as an operator's arguments is no problem of the operator",
+			`{` + vars + `, "defaultVariant": "a", "targeting": {"if": {"$ref": "x"}, "fractional": [{"$ref": "x"}, ["a", 1]]}}`,
+			[]want{
+				{"/flags/f/targeting/fractional/0/$ref", `$ref "x" names no entry of $evaluators`},
+				{"/flags/f/targeting/if/$ref", `$ref "x" names no entry of $evaluators`},
+			}},
+		{"a $ref to nothing inside data that has a problem too",
+			`{` + vars + `, "defaultVariant": "a", "targeting": {"in": [{"var": "x"}, [1, {"$ref": "x"}]], "k": 1e999}}`,
+			[]want{
+				{"/flags/f/targeting/in/1/1/$ref", `$ref "x" names no entry of $evaluators`},
+				{"/flags/f/targeting", "targeting: number 1e999 is out of range"},
+			}},
+		{"a $ref to nothing inside data",
+			`{` + vars + `, "defaultVariant": "a", "targeting": {"in": [{"var": "x"}, [1, {"$ref": "x"}]], "k": 1}}`,
+			[]want{{"/flags/f/targeting/in/1/1/$ref", `$ref "x" names no entry of $evaluators`}}},
+		{"no variants: a default is not also said to name none",
+			`{"defaultVariant": "on", "targeting": {"nope": 1}}`,
+			[]want{
+				{"/flags/f/variants", `"variants" is missing`},
+				{"/flags/f/targeting/nope", `targeting.nope: unknown operator "nope"`},
+			}},
+		{"no variants and a default of the wrong type",
+			`{"variants": {}, "defaultVariant": 3}`,
+			[]want{
+				{"/flags/f/variants", `"variants" is empty`},
+				{"/flags/f/defaultVariant", "defaultVariant is a number, not a string"},
+			}},
+		{"a default naming a variant that has a problem names a variant",
+			`{"variants": {"a": 1e999}, "defaultVariant": "a"}`,
+			[]want{{"/flags/f/variants/a", `variant "a": number 1e999 is out of range`}}},
+		{"an argument with a problem is not taken for a constant by the operation's checks",
+			`{` + vars + `, "defaultVariant": "a", "targeting": {"substr": {"var": [true]}}}`,
+			[]want{{"/flags/f/targeting/substr/var", "targeting.substr.var: var path must be a string"}}},
+		{"nested problems, inner first",
+			`{` + vars + `, "defaultVariant": "a", "targeting": {"merge": [{"<": 1}, {"missing": {"fractionalEvaluation": 1}}]}}`,
+			[]want{
+				{"/flags/f/targeting/merge/0/<", "targeting.merge[0].<: < needs an array of arguments"},
+				{"/flags/f/targeting/merge/1/missing/fractionalEvaluation", "targeting.merge[1].missing.fractionalEvaluation: fractionalEvaluation needs a property name and buckets"},
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs logtest.Buffer
+			doc := `{"flags": {"f": ` + tt.def + `, "g": {` + vars + `, "defaultVariant": "a"}}}`
+			set, err := Load([]byte(doc), WithLogger(logs.Logger()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []want
+			for _, p := range set.Problems() {
+				if p.Flag != "f" {
+					t.Errorf("a problem of %q: %v", p.Flag, p)
+				}
+				got = append(got, want{p.Pointer(), p.Err.Error()})
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("problems\n%q\nwant\n%q", got, tt.want)
+			}
+			if n := logs.Count(`msg="flag cannot be evaluated" flag=f `); n != len(tt.want) {
+				t.Errorf("%d problems logged, want %d:\n%s", n, len(tt.want), logs.String())
+			}
+			r := set.ResolveString("f", "default", nil)
+			if r.Err == nil || r.Err.Code != CodeParseError || r.Err.Error() != `flag "f": `+tt.want[0].msg || r.Value != "default" {
+				t.Errorf("the flag answers %+v, want PARSE_ERROR for its first problem", r)
+			}
+			if r := set.ResolveString("g", "", nil); r.Err != nil {
+				t.Errorf("another flag: %v", r.Err)
+			}
+			_, err = Load([]byte(doc), WithStrict())
+			if err == nil || !strings.HasPrefix(err.Error(), "1 invalid flag(s): ") {
+				t.Errorf("strict: %v, want one invalid flag", err)
 			}
 		})
 	}
