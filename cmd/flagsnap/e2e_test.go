@@ -48,7 +48,7 @@ func TestBinary(t *testing.T) {
 		{"validate valid", []string{"validate", testdata("flags.json")}, exitOK,
 			[]string{"testdata/flags.json: valid: 4 flags, 0 warnings"}, ""},
 		{"validate invalid", []string{"validate", testdata("bad.json")}, exitNegative,
-			[]string{`testdata/bad.json:6:7: error: flag "new-checkout": defaultVariant "of" is not one of the variants`}, ""},
+			[]string{`testdata/bad.json:6:7: error: flag "new-checkout": /flags/new-checkout/defaultVariant: defaultVariant "of" is not one of the variants`}, ""},
 		{"validate unreadable", []string{"validate", "missing.json"}, exitBadInput, nil,
 			"flagsnap validate: missing.json: no such file or directory\n"},
 		{"eval explain", []string{"eval", testdata("flags.json"), "banner-color", "--context", `{"targetingKey": "user-3"}`, "--explain"}, exitOK,

@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 )
+
+// maxDepth is the deepest nesting the provider reads: encoding/json's
+// limit, which the evaluator's own JSON decoder keeps, and the YAML
+// parser's. Nothing validate reads goes deeper, whatever the file.
+const maxDepth = 10000
 
 // pos is a 1-based line and column in a flag file; columns count bytes in
 // JSON, as the evaluator's syntax errors do, and characters in YAML, as the
@@ -20,10 +24,40 @@ type pos struct{ line, column int }
 // JSON pointer ("/flags/new-checkout/targeting/if/0"). The evaluator
 // reports where each problem is as such a pointer; this is how it gets a
 // line.
+//
+// It is a tree of the document's values rather than a table of pointers:
+// a table holds every ancestor's path again in each pointer, which grows
+// with the square of the nesting, and YAML aliases would be written out
+// once for every use. Here an alias is the node of its anchor, so the map
+// grows with the file, whatever it nests or aliases.
 type sourceMap struct {
-	at    map[string]pos
-	flags map[string]string // flag key → pointer of its definition
+	root *srcNode
 }
+
+// srcNode is one value of the document.
+type srcNode struct {
+	at    pos
+	array bool
+	kids  []srcEdge // members, or elements in order
+	// byKey indexes the members of a wide object (such as "flags") once a
+	// pointer goes through it; the last of a repeated key, as the
+	// evaluator reads it.
+	byKey map[string]int
+	// str is the value of a string written as the member "key": the key
+	// of an entry of an array of flags.
+	str string
+}
+
+// srcEdge leads from a value to one of its members or elements.
+type srcEdge struct {
+	key   string
+	at    pos // the member's key, or where the element is written
+	node  *srcNode
+	merge bool // a YAML merge key ("<<"), whose mappings lend their members
+}
+
+// wide is the number of members from which an object is indexed.
+const wide = 16
 
 // bom is the UTF-8 byte order mark the evaluator accepts before a document.
 const bom = "\xef\xbb\xbf"
@@ -35,44 +69,135 @@ func isJSON(data []byte) bool {
 	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
 }
 
+// newSourceMap maps any document: one that does not parse keeps the
+// positions read before the fault, and nothing deeper than maxDepth is
+// read.
 func newSourceMap(data []byte) *sourceMap {
-	m := &sourceMap{at: map[string]pos{}, flags: map[string]string{}}
 	if isJSON(data) {
-		m.walkJSON(data)
-	} else {
-		m.walkYAML(data)
+		return &sourceMap{root: walkJSON(data)}
 	}
-	return m
+	return &sourceMap{root: walkYAML(data)}
 }
 
 // find is the position of ptr, or of its nearest ancestor that is written
 // in the file (a rule path inside a substituted $ref is not).
 func (m *sourceMap) find(ptr string) pos {
-	for {
-		if p, ok := m.at[ptr]; ok {
-			return p
-		}
-		i := strings.LastIndexByte(ptr, '/')
-		if i < 0 {
-			return pos{}
-		}
-		ptr = ptr[:i]
+	if m.root == nil || (ptr != "" && ptr[0] != '/') {
+		return pos{}
 	}
+	n, at := m.root, m.root.at
+	for rest := ptr; rest != ""; {
+		var tok string
+		tok, rest = nextToken(rest)
+		e := n.child(tok)
+		if e == nil {
+			break
+		}
+		n, at = e.node, e.at
+	}
+	return at
+}
+
+// flagOf names the flag a pointer is inside, if any.
+func (m *sourceMap) flagOf(ptr string) string {
+	if m.root == nil || !strings.HasPrefix(ptr, "/flags/") {
+		return ""
+	}
+	flags := m.root.child("flags")
+	if flags == nil {
+		return ""
+	}
+	tok, _ := nextToken(ptr[len("/flags"):])
+	def := flags.node.child(tok)
+	switch {
+	case def == nil:
+		return ""
+	case !flags.node.array:
+		return tok
+	}
+	if key := def.node.child("key"); key != nil {
+		return key.node.str
+	}
+	return ""
+}
+
+// nextToken splits the first reference token off a pointer that starts
+// with '/', unescaped (RFC 6901).
+func nextToken(ptr string) (tok, rest string) {
+	ptr = ptr[1:]
+	if i := strings.IndexByte(ptr, '/'); i >= 0 {
+		ptr, rest = ptr[:i], ptr[i:]
+	}
+	if strings.IndexByte(ptr, '~') >= 0 {
+		ptr = strings.ReplaceAll(strings.ReplaceAll(ptr, "~1", "/"), "~0", "~")
+	}
+	return ptr, rest
 }
 
 func escapePointer(tok string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
 }
 
-func (m *sourceMap) set(ptr string, p pos) {
-	if _, ok := m.at[ptr]; !ok {
-		m.at[ptr] = p
+// child is the member named tok of an object, or the element at index tok
+// of an array.
+func (n *srcNode) child(tok string) *srcEdge {
+	if n.array {
+		i, err := strconv.Atoi(tok)
+		if err != nil || i < 0 || i >= len(n.kids) || strconv.Itoa(i) != tok {
+			return nil
+		}
+		return &n.kids[i]
 	}
+	return n.member(tok, 0)
 }
 
-// walkJSON records positions by reading the document token by token. A
-// document that stops parsing keeps the positions read so far.
-func (m *sourceMap) walkJSON(data []byte) {
+// member finds a member by key; through YAML merge keys it finds the
+// members the mapping takes from others, as the YAML decoder does (within
+// bounds: merged mappings may merge others in turn, or themselves).
+func (n *srcNode) member(key string, merges int) *srcEdge {
+	if len(n.kids) >= wide {
+		if n.byKey == nil {
+			n.byKey = make(map[string]int, len(n.kids))
+			for i, e := range n.kids {
+				n.byKey[e.key] = i
+			}
+		}
+		if i, ok := n.byKey[key]; ok && !n.kids[i].merge {
+			return &n.kids[i]
+		}
+	} else {
+		for i := len(n.kids) - 1; i >= 0; i-- {
+			if e := &n.kids[i]; e.key == key && !e.merge {
+				return e
+			}
+		}
+	}
+	if merges >= 8 {
+		return nil
+	}
+	for _, e := range n.kids {
+		if !e.merge {
+			continue
+		}
+		if !e.node.array {
+			if m := e.node.member(key, merges+1); m != nil {
+				return m
+			}
+			continue
+		}
+		for _, el := range e.node.kids {
+			if m := el.node.member(key, merges+1); m != nil {
+				return m
+			}
+		}
+	}
+	return nil
+}
+
+// walkJSON reads the document token by token. InputOffset says where each
+// token ends; the positions are counted from the start of the file, byte
+// order mark included, as the evaluator counts them.
+func walkJSON(data []byte) *srcNode {
 	skip := 0
 	if bytes.HasPrefix(data, []byte(bom)) {
 		skip = len(bom)
@@ -90,103 +215,102 @@ func (m *sourceMap) walkJSON(data []byte) {
 		}
 		return lines.pos(off + skip)
 	}
-	var walk func(ptr string) error
-	walk = func(ptr string) error {
-		m.set(ptr, start())
+	// walk reads the value n is for, and gives its token when it is a
+	// scalar; ok is false where the document stops parsing.
+	var walk func(n *srcNode, depth int) (scalar json.Token, ok bool)
+	walk = func(n *srcNode, depth int) (json.Token, bool) {
+		n.at = start()
 		tok, err := dec.Token()
 		if err != nil {
-			return err
+			return nil, false
 		}
-		switch tok {
-		case json.Delim('{'):
-			for dec.More() {
-				at := start()
+		delim, _ := tok.(json.Delim)
+		if delim != '{' && delim != '[' {
+			return tok, true
+		}
+		if depth > maxDepth {
+			return nil, false // the provider reads no further either
+		}
+		n.array = delim == '['
+		for dec.More() {
+			e := srcEdge{at: start(), node: &srcNode{}}
+			if !n.array {
 				k, err := dec.Token()
 				if err != nil {
-					return err
+					return nil, false
 				}
-				key, _ := k.(string)
-				child := ptr + "/" + escapePointer(key)
-				m.set(child, at)
-				if ptr == "/flags" {
-					m.flagAt(key, child)
-				}
-				if err := walk(child); err != nil {
-					return err
-				}
+				e.key, _ = k.(string)
 			}
-		case json.Delim('['):
-			for i := 0; dec.More(); i++ {
-				if err := walk(ptr + "/" + strconv.Itoa(i)); err != nil {
-					return err
-				}
+			n.kids = append(n.kids, e)
+			scalar, ok := walk(e.node, depth+1)
+			if !ok {
+				return nil, false
 			}
-		default:
-			if s, ok := tok.(string); ok {
-				m.maybeArrayFlag(ptr, s)
+			if s, isStr := scalar.(string); isStr && e.key == "key" {
+				e.node.str = s
 			}
-			return nil
 		}
 		_, err = dec.Token() // the closing delimiter
-		return err
+		return nil, err == nil
 	}
-	_ = walk("")
+	root := &srcNode{}
+	walk(root, 1)
+	return root
 }
 
-func (m *sourceMap) flagAt(key, ptr string) {
-	if _, dup := m.flags[key]; !dup {
-		m.flags[key] = ptr
-	}
-}
-
-var arrayFlagKey = regexp.MustCompile(`^/flags/(\d+)/key$`)
-
-// maybeArrayFlag notes the "key" of an entry in the array form of "flags".
-func (m *sourceMap) maybeArrayFlag(ptr, s string) {
-	if sub := arrayFlagKey.FindStringSubmatch(ptr); sub != nil {
-		m.flagAt(s, "/flags/"+sub[1])
-	}
-}
-
-func (m *sourceMap) walkYAML(data []byte) {
+// walkYAML maps the document's node tree, in which an alias is a reference
+// to its anchor's node: it is mapped as that node, once.
+func walkYAML(data []byte) *srcNode {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return
+		return nil
 	}
-	var walk func(n *yaml.Node, ptr string, depth int)
-	walk = func(n *yaml.Node, ptr string, depth int) {
-		if n == nil || depth > 1000 {
-			return
-		}
+	anchors := map[*yaml.Node]*srcNode{}
+	var walk func(n *yaml.Node, depth int) *srcNode
+	walk = func(n *yaml.Node, depth int) *srcNode {
 		if n.Kind == yaml.AliasNode {
-			walk(n.Alias, ptr, depth+1)
-			return
-		}
-		m.set(ptr, pos{n.Line, n.Column})
-		switch n.Kind {
-		case yaml.DocumentNode:
-			for _, c := range n.Content {
-				walk(c, ptr, depth+1)
+			if n.Alias == nil {
+				return &srcNode{at: pos{n.Line, n.Column}}
 			}
+			n = n.Alias
+		}
+		if s, ok := anchors[n]; ok {
+			return s
+		}
+		s := &srcNode{at: pos{n.Line, n.Column}}
+		if n.Anchor != "" {
+			// Before its contents: an anchor may be aliased within
+			// itself.
+			anchors[n] = s
+		}
+		if depth > maxDepth {
+			return s
+		}
+		switch n.Kind {
 		case yaml.MappingNode:
+			s.kids = make([]srcEdge, 0, len(n.Content)/2)
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k, v := n.Content[i], n.Content[i+1]
-				child := ptr + "/" + escapePointer(k.Value)
-				m.set(child, pos{k.Line, k.Column})
-				if ptr == "/flags" {
-					m.flagAt(k.Value, child)
+				e := srcEdge{key: k.Value, at: pos{k.Line, k.Column}, node: walk(v, depth+1),
+					merge: k.Tag == "!!merge"}
+				if k.Value == "key" && v.Kind == yaml.ScalarNode {
+					e.node.str = v.Value
 				}
-				walk(v, child, depth+1)
+				s.kids = append(s.kids, e)
 			}
 		case yaml.SequenceNode:
-			for i, c := range n.Content {
-				walk(c, ptr+"/"+strconv.Itoa(i), depth+1)
+			s.array = true
+			s.kids = make([]srcEdge, 0, len(n.Content))
+			for _, c := range n.Content {
+				s.kids = append(s.kids, srcEdge{at: pos{c.Line, c.Column}, node: walk(c, depth+1)})
 			}
-		case yaml.ScalarNode:
-			m.maybeArrayFlag(ptr, n.Value)
 		}
+		return s
 	}
-	walk(&doc, "", 0)
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	return walk(doc.Content[0], 1)
 }
 
 // lineIndex turns byte offsets into lines and columns.

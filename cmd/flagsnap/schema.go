@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -26,80 +29,233 @@ const (
 // englishPrinter spells the validator's messages.
 var englishPrinter = message.NewPrinter(language.English)
 
-var flagsSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	for url, text := range map[string]string{
-		flagsSchemaURL:     flagdschema.FlagSchema,
-		targetingSchemaURL: flagdschema.TargetingSchema,
-	} {
-		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
-		if err != nil {
-			return nil, fmt.Errorf("flagd schema %s: %w", url, err)
+// The schemas flagd publishes: the flag file's, and the targeting rule's,
+// which the flag file's refers to for every rule.
+var flagsSchema, targetingSchema = schemas()
+
+func schemas() (flags, targeting func() (*jsonschema.Schema, error)) {
+	compiler := sync.OnceValues(func() (*jsonschema.Compiler, error) {
+		c := jsonschema.NewCompiler()
+		for url, text := range map[string]string{
+			flagsSchemaURL:     flagdschema.FlagSchema,
+			targetingSchemaURL: flagdschema.TargetingSchema,
+		} {
+			doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
+			if err != nil {
+				return nil, fmt.Errorf("flagd schema %s: %w", url, err)
+			}
+			if err := c.AddResource(url, doc); err != nil {
+				return nil, err
+			}
 		}
-		if err := c.AddResource(url, doc); err != nil {
-			return nil, err
-		}
+		return c, nil
+	})
+	compile := func(url string) func() (*jsonschema.Schema, error) {
+		return sync.OnceValues(func() (*jsonschema.Schema, error) {
+			c, err := compiler()
+			if err != nil {
+				return nil, err
+			}
+			return c.Compile(url)
+		})
 	}
-	return c.Compile(flagsSchemaURL)
-})
+	return compile(flagsSchemaURL), compile(targetingSchemaURL)
+}
 
 // schemaViolation is one place where a document breaks the schema.
 type schemaViolation struct {
 	pointer string
 	msg     string
+	// gotObject: the schema wants a literal value there, and an object is
+	// written, such as an operation that computes the value.
+	gotObject bool
 }
 
-// checkSchema validates a document that parsed against flagd's schema. It
-// reports the innermost failures only: flagd's schema tries every flag type
-// in turn (oneOf), and the errors of the branches that never stood a
-// chance say nothing the innermost ones do not.
-func checkSchema(data []byte) ([]schemaViolation, error) {
+// maxSchemaDepth is the deepest nesting of a rule checked against the
+// schema. The validator's work at each level of a rule grows with the
+// depth (every alternative tried records its whole path), so that a rule
+// nested thousands of levels deep, which the provider loads in an instant,
+// would take minutes and gigabytes. Real rules nest a dozen levels.
+const maxSchemaDepth = 64
+
+// checkSchema validates a decoded document (schemaInstance) against
+// flagd's schema. It reports the innermost failures only: flagd's schema
+// tries every flag type in turn (oneOf), and the errors of the branches
+// that never stood a chance say nothing the innermost ones do not.
+//
+// The rules (each flag's "targeting" and each entry of "$evaluators") are
+// checked on their own against the targeting schema, each different rule
+// once: a rule a YAML anchor lends to many flags, or one copied into many,
+// costs one check, and the work is bounded by the rules written rather
+// than by their copies. The rules nested deeper than maxSchemaDepth are not
+// checked; skipped has their pointers.
+func checkSchema(doc any) (violations []schemaViolation, skipped []string, err error) {
 	sch, err := flagsSchema()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	doc, err := schemaInstance(data)
+	ruleSch, err := targetingSchema()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	err = sch.Validate(doc)
+	rest, rules := splitRules(doc)
+	seen := map[schemaViolation]bool{}
+	add := func(prefix string, vs []schemaViolation) {
+		for _, v := range vs {
+			v.pointer = prefix + v.pointer
+			if !seen[v] {
+				seen[v] = true
+				violations = append(violations, v)
+			}
+		}
+	}
+	vs, err := violationsOf(sch, rest, isFlag)
+	if err != nil {
+		return nil, nil, err
+	}
+	add("", vs)
+	checked := map[string][]schemaViolation{} // by the rule's JSON encoding
+	for _, r := range rules {
+		if deeper(r.rule, maxSchemaDepth) {
+			skipped = append(skipped, r.pointer)
+			continue
+		}
+		key, keyErr := json.Marshal(r.rule) // object keys sorted: equal rules, equal keys
+		vs, done := checked[string(key)]
+		if !done || keyErr != nil {
+			if vs, err = violationsOf(ruleSch, r.rule, notFlag); err != nil {
+				return nil, nil, err
+			}
+			if keyErr == nil {
+				checked[string(key)] = vs
+			}
+		}
+		add(r.pointer, vs)
+	}
+	sort.SliceStable(violations, func(i, j int) bool { return violations[i].pointer < violations[j].pointer })
+	slices.Sort(skipped)
+	return violations, skipped, nil
+}
+
+// violationsOf is the innermost violations of v, with pointers relative to
+// it; byType is for innermost.
+func violationsOf(sch *jsonschema.Schema, v any, byType func(*jsonschema.ValidationError) bool) ([]schemaViolation, error) {
+	err := sch.Validate(v)
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return nil, err
 	}
-	seen := map[schemaViolation]bool{}
-	var out []schemaViolation
-	for _, leaf := range innermost(ve) {
-		v := schemaViolation{pointer: pointerOf(leaf.InstanceLocation), msg: leaf.ErrorKind.LocalizedString(englishPrinter)}
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
+	leaves := innermost(ve, byType)
+	out := make([]schemaViolation, len(leaves))
+	for i, leaf := range leaves {
+		out[i] = schemaViolation{pointer: pointerOf(leaf.InstanceLocation), msg: leaf.ErrorKind.LocalizedString(englishPrinter)}
+		if t, ok := leaf.ErrorKind.(*kind.Type); ok && t.Got == "object" {
+			out[i].gotObject = true
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].pointer < out[j].pointer })
 	return out, nil
+}
+
+// rule is a targeting rule of a document, where it is.
+type rule struct {
+	pointer string
+	rule    any
+}
+
+// splitRules is the document with every rule replaced by the empty rule,
+// which the schema accepts, and the rules. doc is not modified.
+func splitRules(doc any) (rest any, rules []rule) {
+	top, ok := doc.(map[string]any)
+	if !ok {
+		return doc, nil
+	}
+	top = maps.Clone(top)
+	if flags, ok := top["flags"].(map[string]any); ok {
+		flags = maps.Clone(flags)
+		for key, def := range flags {
+			obj, ok := def.(map[string]any)
+			if !ok {
+				continue
+			}
+			if r, ok := obj["targeting"]; ok {
+				obj = maps.Clone(obj)
+				obj["targeting"] = map[string]any{}
+				flags[key] = obj
+				rules = append(rules, rule{"/flags/" + escapePointer(key) + "/targeting", r})
+			}
+		}
+		top["flags"] = flags
+	}
+	if evs, ok := top["$evaluators"].(map[string]any); ok {
+		evs = maps.Clone(evs)
+		for name, r := range evs {
+			if name == "" {
+				continue // the schema refuses the name, not the rule
+			}
+			evs[name] = map[string]any{}
+			rules = append(rules, rule{"/$evaluators/" + escapePointer(name), r})
+		}
+		top["$evaluators"] = evs
+	}
+	return top, rules
+}
+
+// deeper reports whether v nests more than levels objects and arrays
+// deep. It looks no deeper than that, so its cost is bounded by the size
+// of the document.
+func deeper(v any, levels int) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		if levels == 0 {
+			return true
+		}
+		for _, el := range t {
+			if deeper(el, levels-1) {
+				return true
+			}
+		}
+	case []any:
+		if levels == 0 {
+			return true
+		}
+		for _, el := range t {
+			if deeper(el, levels-1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // innermost are the failures that explain e. Where the schema offers
 // alternatives (oneOf, anyOf) and none fits, it is the alternative that got
-// furthest into the document, then the one with the fewest failures: a
-// string flag with a bad rule fails deep in its targeting as a string flag,
-// and at its first variant as a boolean flag.
-func innermost(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
+// furthest into the document, then the one with the fewest failures: an
+// "if" with a bad condition fails deep in its condition as an "if", and at
+// the top as every other operation. The alternatives of a flag's type are
+// the exception (byType): they differ only in the types of the variants
+// and the default (the rule is checked on its own), so the type meant is
+// the one with the fewest failures, however deep.
+func innermost(e *jsonschema.ValidationError, byType func(*jsonschema.ValidationError) bool) []*jsonschema.ValidationError {
 	if len(e.Causes) == 0 {
 		return []*jsonschema.ValidationError{e}
 	}
 	switch e.ErrorKind.(type) {
 	case *kind.OneOf, *kind.AnyOf:
+		fewestFirst := byType(e)
 		var best []*jsonschema.ValidationError
 		bestDepth := -1
 		for _, c := range e.Causes {
-			leaves := innermost(c)
+			leaves := innermost(c, byType)
 			depth := 0
 			for _, l := range leaves {
 				depth = max(depth, len(l.InstanceLocation))
 			}
-			if depth > bestDepth || depth == bestDepth && len(leaves) < len(best) {
+			deeper, fewer := depth > bestDepth, best == nil || len(leaves) < len(best)
+			better := deeper || depth == bestDepth && fewer
+			if fewestFirst {
+				better = fewer || len(leaves) == len(best) && deeper
+			}
+			if better {
 				best, bestDepth = leaves, depth
 			}
 		}
@@ -107,10 +263,17 @@ func innermost(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
 	}
 	var out []*jsonschema.ValidationError
 	for _, c := range e.Causes {
-		out = append(out, innermost(c)...)
+		out = append(out, innermost(c, byType)...)
 	}
 	return out
 }
+
+// isFlag tells the failures of a flag definition in a flag document.
+func isFlag(e *jsonschema.ValidationError) bool {
+	return len(e.InstanceLocation) == 2 && e.InstanceLocation[0] == "flags"
+}
+
+func notFlag(*jsonschema.ValidationError) bool { return false }
 
 func pointerOf(tokens []string) string {
 	var b strings.Builder

@@ -19,15 +19,16 @@ const validateUsage = `Usage: flagsnap validate [--strict] [--format text|json] 
 
 Parses each flag file (JSON or YAML) exactly as the flagsnap provider does
 and reports every problem with its file, line and column, the flag it
-concerns and why: a flag with a problem answers PARSE_ERROR while the
-others load. Violations of flagd's published JSON schema, which flagd only
-logs, are warnings.
+concerns, its JSON path and why, and a fix when there is an obvious one: a
+flag with a problem answers PARSE_ERROR while the others load. Violations
+of flagd's published JSON schema, which flagd only logs, are warnings.
 
 Exit status: 0 valid, 1 invalid (or warnings with --strict), 2 unreadable.
 
 Example:
   flagsnap validate flags.json
-  flags.json:12:7: error: flag "new-checkout": defaultVariant "of" is not one of the variants
+  flags.json:12:7: error: flag "new-checkout": /flags/new-checkout/defaultVariant: defaultVariant "of" is not one of the variants
+      fix: use one of the variants: "off", "on"
   flags.json: invalid: 1 error, 0 warnings
 `
 
@@ -37,7 +38,13 @@ type problem struct {
 	Line     int    `json:"line,omitempty"`
 	Column   int    `json:"column,omitempty"`
 	Flag     string `json:"flag,omitempty"`
-	Message  string `json:"message"`
+	// Path is where the problem is, as a JSON Pointer
+	// ("/flags/new-checkout/defaultVariant"); empty for the document as a
+	// whole.
+	Path    string `json:"path,omitempty"`
+	Message string `json:"message"`
+	// Fix says how to mend the problem, when there is an obvious way.
+	Fix string `json:"fix,omitempty"`
 	// Source is "flagsnap" for what the provider finds, "schema" for
 	// violations of flagd's schema, "read" for a file that cannot be read.
 	Source string `json:"source"`
@@ -117,14 +124,22 @@ func printReport(w io.Writer, r fileReport) {
 		if p.Column > 0 {
 			loc += fmt.Sprintf(":%d", p.Column)
 		}
-		flag := ""
+		about := ""
 		if p.Flag != "" {
-			flag = fmt.Sprintf("flag %q: ", p.Flag)
+			about = fmt.Sprintf("flag %q: ", p.Flag)
 		}
 		if p.Source == "schema" {
-			flag += "schema: "
+			about += "schema: "
 		}
-		fmt.Fprintf(w, "%s: %s: %s%s\n", loc, p.Severity, flag, p.Message)
+		if p.Path != "" {
+			about += p.Path + ": "
+		}
+		fmt.Fprintf(w, "%s: %s: %s%s\n", loc, p.Severity, about, p.Message)
+		if p.Fix != "" {
+			// On a line of its own, so that the problem's line stays what
+			// editors and CI annotations read.
+			fmt.Fprintf(w, "    fix: %s\n", p.Fix)
+		}
 	}
 	switch {
 	case r.Valid:
@@ -180,36 +195,41 @@ func readError(err error) string {
 // checkDocument is every problem of a flag document, in file order: the
 // provider's own verdict (errors), what its loader warns about and the
 // schema's violations (warnings). It also counts the flags.
+//
+// The loader reads the document first: what it refuses to parse, nothing
+// else reads. Its decoders bound the nesting (maxDepth) and the expansion
+// of YAML aliases, and the maps and checks below, which grow with the
+// document, would otherwise meet documents made to have no end.
 func checkDocument(data []byte) ([]problem, int) {
-	src := newSourceMap(data)
 	var logged loadLog
 	set, err := evaluator.Load(data, evaluator.WithLogger(slog.New(&logged)))
+	var se *evaluator.SyntaxError
+	if errors.As(err, &se) {
+		return []problem{syntaxProblem(data, se)}, 0
+	}
+	src := newSourceMap(data)
+	doc, docErr := schemaInstance(data)
 	if err != nil {
 		p := problem{Severity: "error", Message: err.Error(), Source: "flagsnap"}
-		var se *evaluator.SyntaxError
-		if errors.As(err, &se) {
-			// A document that does not parse has nothing else to check.
-			p.Line, p.Column = se.Line, se.Column
-			return []problem{p}, 0
-		}
-		ptr := "" // the document as a whole
 		var de *evaluator.DocumentError
 		if errors.As(err, &de) {
-			ptr = de.Pointer()
+			p.Path = de.Pointer()
 		}
-		p.Line, p.Column = posOf(src.find(ptr))
-		return append([]problem{p}, schemaProblems(data, src)...), 0
+		p.Line, p.Column = posOf(src.find(p.Path))
+		return append([]problem{p}, schemaProblems(doc, docErr, src, nil)...), 0
 	}
 	var out []problem
+	fx := newFixer(doc)
 	for _, fp := range set.Problems() {
-		out = append(out, flagProblem(src, fp))
+		out = append(out, flagProblem(src, fx, fp))
 	}
 	for _, w := range logged.records {
-		p := problem{Severity: "warning", Flag: w.flag, Message: w.msg, Source: "flagsnap"}
+		p := problem{Severity: "warning", Flag: w.flag, Path: w.pointer, Message: w.msg, Source: "flagsnap",
+			Fix: fx.fix(splitPointer(w.pointer))}
 		p.Line, p.Column = posOf(src.find(w.pointer))
 		out = append(out, p)
 	}
-	out = append(out, schemaProblems(data, src)...)
+	out = append(out, schemaProblems(doc, docErr, src, out)...)
 	// In file order, as a reader goes through the file; the flag's own
 	// problem before the schema's at the same place.
 	slices.SortStableFunc(out, func(a, b problem) int {
@@ -218,24 +238,72 @@ func checkDocument(data []byte) ([]problem, int) {
 	return out, set.Len()
 }
 
-// flagProblem reports a flag's problem where the evaluator says it is
-// written: its path, not its message, which is free to change.
-func flagProblem(src *sourceMap, fp evaluator.FlagProblem) problem {
-	p := problem{Severity: "error", Flag: fp.Flag, Message: fp.Err.Error(), Source: "flagsnap"}
-	p.Line, p.Column = posOf(src.find(fp.Pointer()))
+// syntaxProblem reports a document that does not parse, with a fix when the
+// cause is one of the loader's limits rather than a typo.
+func syntaxProblem(data []byte, se *evaluator.SyntaxError) problem {
+	p := problem{Severity: "error", Line: se.Line, Column: se.Column, Message: se.Error(), Source: "flagsnap"}
+	switch se.Format {
+	case "JSON":
+		if nestsDeeper(data, maxDepth) {
+			p.Fix = fmt.Sprintf("nest values at most %d levels deep: neither flagsnap nor flagd reads deeper", maxDepth)
+		}
+	case "YAML":
+		if written, expanded, ok := aliasExpansion(data); ok && expanded > aliasFactor*written {
+			p.Fix = fmt.Sprintf("use fewer aliases: expanded, they turn the %d values written into %s, and the YAML decoder refuses a document made mostly of expanded aliases", written, countOf(expanded))
+		}
+	}
 	return p
 }
 
-func schemaProblems(data []byte, src *sourceMap) []problem {
-	violations, err := checkSchema(data)
+// flagProblem reports a flag's problem where the evaluator says it is
+// written: its path, not its message, which is free to change. The
+// message leaves out the place in the rule a compile error starts with:
+// the path says it.
+func flagProblem(src *sourceMap, fx *fixer, fp evaluator.FlagProblem) problem {
+	msg := fp.Err.Error()
+	if ce, ok := fp.Err.(*evaluator.CompileError); ok {
+		msg = ce.Msg
+	}
+	p := problem{Severity: "error", Flag: fp.Flag, Path: fp.Pointer(), Message: msg, Source: "flagsnap", Fix: fx.fix(fp.Path)}
+	p.Line, p.Column = posOf(src.find(p.Path))
+	return p
+}
+
+// allTheSame is what a schema warning adds when flagd evaluates the part it
+// is about all the same, so that nobody "fixes" a flag that works.
+const allTheSame = " (flagd evaluates this all the same)"
+
+// schemaProblems are the schema's violations, as warnings. found are the
+// problems found so far, for evaluatedAllTheSame.
+func schemaProblems(doc any, docErr error, src *sourceMap, found []problem) []problem {
+	if docErr != nil {
+		return []problem{{Severity: "warning", Message: "cannot check against flagd's schema: " + docErr.Error(), Source: "schema"}}
+	}
+	violations, skipped, err := checkSchema(doc)
 	if err != nil {
 		return []problem{{Severity: "warning", Message: "cannot check against flagd's schema: " + err.Error(), Source: "schema"}}
 	}
-	out := make([]problem, 0, len(violations))
+	// The errors of each flag's rule, for evaluatedAllTheSame: looked up
+	// by flag, not searched, however many problems the file has.
+	ruleErrors := map[string][]string{}
+	for _, p := range found {
+		if p.Severity == "error" && p.Source == "flagsnap" {
+			if rule := ruleOf(p.Path); rule != "" {
+				ruleErrors[rule] = append(ruleErrors[rule], p.Path)
+			}
+		}
+	}
+	out := make([]problem, 0, len(violations)+len(skipped))
+	for _, ptr := range skipped {
+		p := problem{Severity: "warning", Flag: src.flagOf(ptr), Path: ptr, Source: "schema",
+			Message: fmt.Sprintf("not checked: the rule nests more than %d levels deep, further than this check follows", maxSchemaDepth)}
+		p.Line, p.Column = posOf(src.find(ptr))
+		out = append(out, p)
+	}
 	for _, v := range violations {
-		p := problem{Severity: "warning", Flag: flagOfPointer(v.pointer, src), Source: "schema", Message: v.msg}
-		if v.pointer != "" {
-			p.Message = fmt.Sprintf("%s: %s", v.pointer, v.msg)
+		p := problem{Severity: "warning", Flag: src.flagOf(v.pointer), Path: v.pointer, Source: "schema", Message: v.msg}
+		if evaluatedAllTheSame(v, doc, ruleErrors[ruleOf(v.pointer)]) {
+			p.Message += allTheSame
 		}
 		p.Line, p.Column = posOf(src.find(v.pointer))
 		out = append(out, p)
@@ -243,14 +311,43 @@ func schemaProblems(data []byte, src *sourceMap) []problem {
 	return out
 }
 
-// flagOfPointer names the flag a pointer is inside, if any.
-func flagOfPointer(ptr string, src *sourceMap) string {
-	for key, fp := range src.flags {
-		if ptr == fp || strings.HasPrefix(ptr, fp+"/") {
-			return key
+// evaluatedAllTheSame tells a schema violation that only says a value is
+// computed by an operation where flagd's schema wants it written out, such
+// as a weight of fractional: flagd evaluates the operation and uses its
+// value, as the provider does. It holds when the provider compiled that
+// part of the flag's rule, having no error (errs, the rule's) at the same
+// place, within it or around it.
+func evaluatedAllTheSame(v schemaViolation, doc any, errs []string) bool {
+	if !v.gotObject || ruleOf(v.pointer) == "" {
+		return false
+	}
+	op, _ := lookup(doc, splitPointer(v.pointer)).(map[string]any)
+	if len(op) != 1 {
+		return false
+	}
+	for name := range op {
+		if !slices.Contains(operatorNames, name) {
+			return false
 		}
 	}
-	return ""
+	for _, e := range errs {
+		inside := e == v.pointer || strings.HasPrefix(e, v.pointer+"/")
+		around := strings.HasPrefix(v.pointer, e+"/") && e != ruleOf(v.pointer)
+		if inside || around {
+			return false
+		}
+	}
+	return true
+}
+
+// ruleOf is the pointer of the flag's rule ("/flags/f/targeting") that ptr
+// is within, "" if it is within none.
+func ruleOf(ptr string) string {
+	tok := splitPointer(ptr)
+	if len(tok) < 4 || tok[0] != "flags" || tok[2] != "targeting" {
+		return ""
+	}
+	return "/flags/" + escapePointer(tok[1]) + "/targeting"
 }
 
 func posOf(p pos) (int, int) { return p.line, p.column }

@@ -25,17 +25,24 @@ func TestValidate(t *testing.T) {
 			lines: []string{"testdata/flags.json: valid: 4 flags, 0 warnings"},
 		},
 		{
-			name: "every kind of flag problem, where it is written",
+			name: "every problem of every flag, where it is written, with a fix",
 			args: []string{testdata("bad.json")},
 			code: exitNegative,
 			lines: []string{
-				`testdata/bad.json:6:7: error: flag "new-checkout": defaultVariant "of" is not one of the variants`,
-				`testdata/bad.json:10:20: error: flag "color": variants mix types: "one" is a number, "red" is a string`,
-				`testdata/bad.json:17:21: error: flag "split": targeting.fractional: invalid weights: bucket 0: fractional: weight is not a whole number: 50.5`,
-				`testdata/bad.json:23:29: error: flag "ops": targeting.if[0].startswith: unknown operator "startswith"`,
-				`testdata/bad.json:29:7: error: flag "refs": $ref "nope" names no entry of $evaluators`,
+				`testdata/bad.json:6:7: error: flag "new-checkout": /flags/new-checkout/defaultVariant: defaultVariant "of" is not one of the variants`,
+				`    fix: use one of the variants: "off", "on"`,
+				`testdata/bad.json:10:20: error: flag "color": /flags/color/variants/red: variants mix types: "one" is a number, "red" is a string`,
+				`    fix: give every variant the same type (now 1 number, 1 string)`,
+				`testdata/bad.json:10:20: warning: flag "color": schema: /flags/color/variants/red: got string, want number`,
+				`testdata/bad.json:16:7: error: flag "split": /flags/split/defaultVariant: defaultVariant "c" is not one of the variants`,
+				`testdata/bad.json:17:21: error: flag "split": /flags/split/targeting/fractional: invalid weights: bucket 0: fractional: weight is not a whole number: 50.5`,
+				`    fix: use whole numbers in the same proportions: 101, 100 (×2)`,
 				`testdata/bad.json:23:28: warning: flag "ops": schema: /flags/ops/targeting/if/0: additional properties 'startswith' not allowed`,
-				`testdata/bad.json: invalid: 5 errors, 2 warnings`,
+				`testdata/bad.json:23:29: error: flag "ops": /flags/ops/targeting/if/0/startswith: unknown operator "startswith"`,
+				`    fix: did you mean "starts_with"?`,
+				`testdata/bad.json:29:29: error: flag "refs": /flags/refs/targeting/if/0/$ref: $ref "nope" names no entry of $evaluators`,
+				`    fix: add "nope" to "$evaluators"`,
+				`testdata/bad.json: invalid: 6 errors, 2 warnings`,
 			},
 		},
 		{
@@ -43,8 +50,8 @@ func TestValidate(t *testing.T) {
 			args: []string{testdata("bad.yaml")},
 			code: exitNegative,
 			lines: []string{
-				`testdata/bad.yaml:7:5: error: flag "new-checkout": defaultVariant "of" is not one of the variants`,
-				`testdata/bad.yaml:16:11: error: flag "ops": targeting.if[0].startswith: unknown operator "startswith"`,
+				`testdata/bad.yaml:7:5: error: flag "new-checkout": /flags/new-checkout/defaultVariant: defaultVariant "of" is not one of the variants`,
+				`testdata/bad.yaml:16:11: error: flag "ops": /flags/ops/targeting/if/0/startswith: unknown operator "startswith"`,
 				`testdata/bad.yaml: invalid: 2 errors, 1 warning`,
 			},
 		},
@@ -53,8 +60,21 @@ func TestValidate(t *testing.T) {
 			args: []string{testdata("array.json")},
 			code: exitNegative,
 			lines: []string{
-				`testdata/array.json:4:69: error: flag "broken": defaultVariant "off" is not one of the variants`,
-				`testdata/array.json:5:5: error: flag "flags[2]": flag entry has no "key"`,
+				`testdata/array.json:4:69: error: flag "broken": /flags/1/defaultVariant: defaultVariant "off" is not one of the variants`,
+				`testdata/array.json:5:5: error: flag "flags[2]": /flags/2: flag entry has no "key"`,
+				`    fix: give the entry a "key", the flag's name`,
+			},
+		},
+		{
+			name: "a schema warning about what flagd evaluates all the same says so, and only then",
+			args: []string{testdata("computed.json")},
+			code: exitNegative,
+			lines: []string{
+				`testdata/computed.json:9:19: warning: flag "ramp": schema: /flags/ramp/targeting/fractional/0/1: got object, want number (flagd evaluates this all the same)`,
+				`testdata/computed.json:10:19: warning: flag "ramp": schema: /flags/ramp/targeting/fractional/1/1: got object, want number (flagd evaluates this all the same)`,
+				`testdata/computed.json:20:19: warning: flag "typo": schema: /flags/typo/targeting/fractional/0/1: got object, want number`,
+				`testdata/computed.json:20:20: error: flag "typo": /flags/typo/targeting/fractional/0/1/minus: unknown operator "minus"`,
+				`testdata/computed.json: invalid: 1 error, 3 warnings`,
 			},
 		},
 		{
@@ -70,9 +90,10 @@ func TestValidate(t *testing.T) {
 			name: "warnings only",
 			args: []string{testdata("warnings.json")},
 			lines: []string{
-				`testdata/warnings.json:4:7: warning: flag "retired": state should be "ENABLED" or "DISABLED", not ON; treated as ENABLED`,
+				`testdata/warnings.json:4:7: warning: flag "retired": /flags/retired/state: state should be "ENABLED" or "DISABLED", not ON; treated as ENABLED`,
+				`    fix: set "state" to "ENABLED" or "DISABLED"`,
 				`testdata/warnings.json:4:7: warning: flag "retired": schema: /flags/retired/state: value must be one of 'ENABLED', 'DISABLED'`,
-				`testdata/warnings.json:7:7: warning: flag "retired": metadata "tags" is an array; only strings, numbers and booleans are kept`,
+				`testdata/warnings.json:7:7: warning: flag "retired": /flags/retired/metadata: metadata "tags" is an array; only strings, numbers and booleans are kept`,
 				`testdata/warnings.json: valid: 1 flag, 4 warnings`,
 			},
 		},
@@ -148,7 +169,8 @@ func TestValidateJSON(t *testing.T) {
 	if bad.Valid || !bad.Readable || bad.Errors != 2 || bad.Warnings != 1 || len(bad.Problems) != 3 {
 		t.Errorf("bad.yaml: %+v", bad)
 	}
-	want := problem{Severity: "error", Line: 7, Column: 5, Flag: "new-checkout", Message: `defaultVariant "of" is not one of the variants`, Source: "flagsnap"}
+	want := problem{Severity: "error", Line: 7, Column: 5, Flag: "new-checkout", Path: "/flags/new-checkout/defaultVariant",
+		Message: `defaultVariant "of" is not one of the variants`, Fix: `use one of the variants: "off", "on"`, Source: "flagsnap"}
 	if bad.Problems[0] != want {
 		t.Errorf("first problem %+v, want %+v", bad.Problems[0], want)
 	}
@@ -163,7 +185,7 @@ func TestValidateDocumentErrors(t *testing.T) {
 		doc, want string
 	}{
 		{`{"flag": {}}`, `:1:1: error: not a flag set: "flags" is missing`},
-		{"{\n  \"flags\": 3\n}", `:2:3: error: not a flag set: "flags" is a number, not an object or an array`},
+		{"{\n  \"flags\": 3\n}", `:2:3: error: /flags: not a flag set: "flags" is a number, not an object or an array`},
 		{"", `: error: not a flag set: the document is empty`},
 		{"flags:\n  a: [1\n", `:1: error: invalid YAML`},
 	}
@@ -204,8 +226,8 @@ func TestSourceMapFallsBackToTheNearestWrittenParent(t *testing.T) {
 	if got := src.find("no-slash"); got != (pos{}) {
 		t.Errorf("not a pointer: %+v", got)
 	}
-	if got := src.flags["a"]; got != "/flags/a" {
-		t.Errorf("flag a at %q", got)
+	if got := src.flagOf("/flags/a/targeting"); got != "a" {
+		t.Errorf("flag %q, want a", got)
 	}
 }
 
@@ -243,11 +265,11 @@ func TestProblemPositionsComeFromPaths(t *testing.T) {
 			t.Errorf("unexpected problem %v", fp)
 			continue
 		}
-		if got := flagProblem(src, fp); got.Line != w.line || got.Column != w.column {
+		if got := flagProblem(src, newFixer(nil), fp); got.Line != w.line || got.Column != w.column {
 			t.Errorf("%s at %d:%d, want %d:%d (%s)", fp.Flag, got.Line, got.Column, w.line, w.column, fp.Pointer())
 		}
 		fp.Err = errors.New("reworded")
-		if got := flagProblem(src, fp); got.Line != w.line || got.Column != w.column {
+		if got := flagProblem(src, newFixer(nil), fp); got.Line != w.line || got.Column != w.column {
 			t.Errorf("%s reworded: at %d:%d, want %d:%d", fp.Flag, got.Line, got.Column, w.line, w.column)
 		}
 	}
