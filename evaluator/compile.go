@@ -57,6 +57,10 @@ const (
 	opEndsWith
 	opSemVer
 	opFractional
+	// opBroken is a part of a rule that cannot be used (an unknown
+	// operator, a malformed argument): it fails when an evaluation reaches
+	// it, as flagd's engine, which reads rules as it evaluates them, does.
+	opBroken
 )
 
 var operators = map[string]opcode{
@@ -134,6 +138,15 @@ type node struct {
 	in    *inSet
 	sem   *semverArgs
 	frac  *fracSpec
+	bad   *brokenPart
+}
+
+// brokenPart is what an opBroken node answers when it is reached.
+type brokenPart struct {
+	err error
+	// null: the part answers null without an error, as flagd's custom
+	// operators (fractional) do with arguments they cannot read.
+	null bool
 }
 
 func (n *node) isConst() bool { return n.op == opConst }
@@ -152,20 +165,28 @@ func (n *node) argc() int {
 // evaluation does.
 //
 // It goes on past a problem so that flagsnap validate can report every
-// problem of a rule at once: the element at fault compiles to an unknown
-// node (see unknown) and the compiler carries on with its siblings. The
-// error each compile method returns is the first problem of the element's
-// subtree, which is the one a compiler that stopped at the first problem
-// would have met, since everything up to it is compiled the same way; the
-// flag answers it, as it always has.
+// problem of a rule at once. An operation with a problem of its own (an
+// unknown operator, a malformed argument) compiles to an opBroken node,
+// which fails only when an evaluation reaches it, as it does in flagd; the
+// operations around it compile as usual and take it for a value computed
+// at evaluation, adding no problem of their own. The error each compile
+// method returns is the first problem of the element's subtree.
+//
+// A constant that cannot be read (a number out of range) is a problem of
+// the whole flag instead (whole), as flagd refuses the whole document.
 type compiler struct {
 	usesLegacy bool
 	errs       []error // every problem, in the order met
+	depths     []int   // the operation depth each of errs was met at
+	depth      int     // of the operation being compiled
+	whole      bool    // a problem that breaks the whole flag was met
+	legacy     []any   // the legacy fractional arguments met, rewritten, for the migration hint
 }
 
 // fail records a problem of the element being compiled.
 func (c *compiler) fail(err error) (*node, error) {
 	c.errs = append(c.errs, err)
+	c.depths = append(c.depths, c.depth)
 	return unknown(), err
 }
 
@@ -176,6 +197,22 @@ func (c *compiler) since(mark int) error {
 		return c.errs[mark]
 	}
 	return nil
+}
+
+// ownSince is the first problem recorded after mark at depth, the
+// operation's own rather than one of its operands'.
+func (c *compiler) ownSince(mark, depth int) error {
+	for i := mark; i < len(c.errs); i++ {
+		if c.depths[i] == depth {
+			return c.errs[i]
+		}
+	}
+	return nil
+}
+
+// broken is the node of an operation that cannot be used.
+func broken(err error, null bool) *node {
+	return &node{op: opBroken, bad: &brokenPart{err: err, null: null}}
 }
 
 // unknown stands for an element that has a problem, or whose value cannot
@@ -195,6 +232,11 @@ type unresolvedRef struct{}
 // errUnresolved is constValue's answer for a constant holding an
 // unresolvedRef, which is not a problem of its own.
 var errUnresolved = errors.New("unresolved $ref")
+
+// errRefToNothing is what the part of a rule where a $ref could not be
+// substituted answers when it is reached, as flagd answers it; the loader
+// reports the $ref itself, at its place.
+var errRefToNothing = errors.New("a $ref names no entry of $evaluators")
 
 // CompileError says why a targeting rule cannot be used.
 type CompileError struct {
@@ -281,7 +323,7 @@ func (c *compiler) compile(raw any, at *loc) (*node, error) {
 			return c.compileOp(name, args, &opAt)
 		}
 	case unresolvedRef:
-		return unknown(), nil
+		return broken(errRefToNothing, false), nil
 	case []any:
 		mark := len(c.errs)
 		n := &node{op: opArray, list: true, args: make([]*node, 0, len(t))}
@@ -293,7 +335,8 @@ func (c *compiler) compile(raw any, at *loc) (*node, error) {
 			allConst = allConst && child.isConst()
 		}
 		if err := c.since(mark); err != nil {
-			return unknown(), err
+			// Its broken elements fail where they are reached.
+			return n, err
 		}
 		if allConst {
 			vals := make([]value, len(n.args))
@@ -312,8 +355,9 @@ func (c *compiler) constant(raw any, at *loc) (*node, error) {
 	v, err := constValue(raw)
 	switch {
 	case errors.Is(err, errUnresolved):
-		return unknown(), nil
+		return broken(errRefToNothing, false), nil
 	case err != nil:
+		c.whole = true
 		return c.fail(compileErr(at, "%v", err))
 	}
 	return &node{op: opConst, lit: v}, nil
@@ -344,14 +388,19 @@ func needsList(n *node, at *loc) error {
 }
 
 func (c *compiler) compileOp(name string, raw any, at *loc) (*node, error) {
+	c.depth++
+	defer func() { c.depth-- }()
 	op, ok := operators[name]
 	if !ok && name != legacyFractional {
 		// Its arguments are not compiled: what they mean depends on the
 		// operator meant.
-		return c.fail(compileErr(at, "unknown operator %q", name))
+		err := compileErr(at, "unknown operator %q", name)
+		c.fail(err)
+		return broken(err, false), err
 	}
 	if _, ok := raw.(unresolvedRef); ok {
-		return unknown(), nil // its arguments are what the $ref would have given
+		// Its arguments are what the $ref would have given.
+		return broken(errRefToNothing, false), nil
 	}
 	if name == legacyFractional {
 		return c.compileLegacyFractional(raw, at)
@@ -368,14 +417,11 @@ func (c *compiler) compileOp(name string, raw any, at *loc) (*node, error) {
 	}
 	if op == opVar || isRawListOp(op) {
 		// The checks and precomputations below are for the others.
-		if err := c.since(mark); err != nil {
-			return unknown(), err
-		}
-		return n, nil
+		return c.finish(n, mark)
 	}
-	// An argument with a problem is an unknown node here, which the checks
-	// below take for a computed value: they report only what is wrong with
-	// the operation itself.
+	// An operand with a problem is a broken or unknown node here, which the
+	// checks below take for a computed value: they report only what is
+	// wrong with the operation itself.
 	switch op {
 	case opEq, opNe, opLt, opLe, opGt, opGe, opSub, opMul, opDiv, opMod, opMin, opMax,
 		opSubstr, opIn, opMissingSome, opSet:
@@ -409,8 +455,8 @@ func (c *compiler) compileOp(name string, raw any, at *loc) (*node, error) {
 		}
 		n.frac = spec
 	}
-	if err := c.since(mark); err != nil {
-		return unknown(), err
+	if nn, err := c.finish(n, mark); err != nil || nn != n {
+		return nn, err
 	}
 	switch op {
 	case opEq, opNe, opLt, opLe, opGt, opGe, opIn:
@@ -420,6 +466,16 @@ func (c *compiler) compileOp(name string, raw any, at *loc) (*node, error) {
 		}
 	}
 	return n, nil
+}
+
+// finish is n, or the broken node that stands for it when it has a problem
+// of its own, and the first problem of its subtree. flagd's fractional
+// answers null for arguments it cannot read; any other operation fails.
+func (c *compiler) finish(n *node, mark int) (*node, error) {
+	if own := c.ownSince(mark, c.depth); own != nil {
+		return broken(own, n.op == opFractional), own
+	}
+	return n, c.since(mark)
 }
 
 // exactText is node.exact for a binary operator with a constant operand.
@@ -647,18 +703,28 @@ func varSpecOf(arg value) (spec varSpec, why string) {
 }
 
 // compileLegacyFractional rewrites {"fractionalEvaluation": ["prop", buckets…]}
-// as fractional bucketing by {"var": "prop"}.
+// as fractional bucketing by {"var": "prop"}. flagd v0.16 no longer knows
+// the operator: flagsnap keeps it as the way old flag files migrate, and
+// the loader warns with the rule to use instead. Any other shape is an
+// unknown operator there, and a broken part here.
 func (c *compiler) compileLegacyFractional(raw any, at *loc) (*node, error) {
 	list, ok := raw.([]any)
 	if !ok || len(list) == 0 {
-		return c.fail(compileErr(at, "%s needs a property name and buckets", legacyFractional))
+		err := compileErr(at, "%s needs a property name and buckets", legacyFractional)
+		c.fail(err)
+		return broken(err, false), err
 	}
 	prop, ok := list[0].(string)
 	if !ok {
-		return c.fail(compileErr(at, "%s: first argument must name a context property", legacyFractional))
+		err := compileErr(at, "%s: first argument must name a context property; flagd v0.16 does not know the operator, so this part fails when it is reached", legacyFractional)
+		c.fail(err)
+		return broken(err, false), err
 	}
 	c.usesLegacy = true
 	rewritten := append([]any{map[string]any{"var": prop}}, list[1:]...)
+	c.legacy = append(c.legacy, rewritten)
+	c.depth-- // the rewritten operation stands where this one was
+	defer func() { c.depth++ }()
 	return c.compileOp("fractional", rewritten, at)
 }
 

@@ -145,6 +145,12 @@ type FlagProblem struct {
 	// the deepest part that is written is the $ref.
 	Path []string
 	Err  error
+	// WhenReached is set for a problem in a part of a flag's rule (an
+	// unknown operator, a malformed argument): the flag answers as usual,
+	// and an evaluation that reaches the part answers PARSE_ERROR (or, for
+	// fractional, falls back to the default variant), as flagd does. The
+	// other problems break the whole flag.
+	WhenReached bool
 }
 
 // Error names the flag and its problem.

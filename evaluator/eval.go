@@ -107,6 +107,11 @@ func (e *env) eval(n *node) value {
 		return e.semver(n)
 	case opFractional:
 		return e.fractional(n)
+	case opBroken:
+		if n.bad.null {
+			return null
+		}
+		return e.fail(n.bad.err)
 	}
 	return e.fail(errors.New("internal: unknown opcode"))
 }

@@ -139,8 +139,16 @@ func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 		return nil, &ValidationError{Problems: set.problems}
 	}
 	ctx := context.Background()
-	for _, p := range set.problems {
-		cfg.logger.LogAttrs(ctx, slog.LevelError, "flag cannot be evaluated", slog.String("flag", p.Flag), slog.String("error", p.Err.Error()), slog.String("pointer", p.Pointer()))
+	for i, p := range set.problems {
+		if !p.WhenReached {
+			cfg.logger.LogAttrs(ctx, slog.LevelError, "flag cannot be evaluated", slog.String("flag", p.Flag), slog.String("error", p.Err.Error()), slog.String("pointer", p.Pointer()))
+			continue
+		}
+		if i > 0 && set.problems[i-1].Flag == p.Flag {
+			continue // one warning for a flag's broken parts
+		}
+		cfg.logger.LogAttrs(ctx, slog.LevelWarn, "a part of the flag's rule cannot be evaluated; evaluations that reach it answer PARSE_ERROR, the others as usual",
+			slog.String("flag", p.Flag), slog.String("error", p.Err.Error()), slog.String("pointer", p.Pointer()), slog.Bool("problem", true))
 	}
 	for _, w := range l.warnings {
 		attrs := []slog.Attr{slog.String("flag", w.flag), slog.String("pointer", jsonPointer(w.at))}
@@ -436,10 +444,11 @@ func (l *loader) compileFlag(fd *flagDef, setMeta map[string]any) (*flag, []Flag
 	if err := f.setDefault(defaultVariant, variantsOK); err != nil {
 		add(err, "defaultVariant")
 	}
+	whole := len(problems) > 0
 	for _, p := range refProblems {
 		add(p.err, p.at...)
 	}
-	rule, ruleProblems := l.compileRule(fd, targeting)
+	rule, ruleProblems, ruleWhole := l.compileRule(fd, targeting)
 	for _, err := range ruleProblems {
 		var ce *CompileError
 		if errors.As(err, &ce) {
@@ -448,9 +457,13 @@ func (l *loader) compileFlag(fd *flagDef, setMeta map[string]any) (*flag, []Flag
 			add(err, "targeting")
 		}
 	}
-	if len(problems) > 0 {
+	if whole || ruleWhole {
 		f.breakWith(problems[0].Err, problems[0].Path)
 		return f, problems
+	}
+	for i := range problems {
+		// The rest of the rule answers as usual, as in flagd.
+		problems[i].WhenReached = true
 	}
 	if rule != nil {
 		assignSlots(rule)
@@ -461,7 +474,7 @@ func (l *loader) compileFlag(fd *flagDef, setMeta map[string]any) (*flag, []Flag
 	if f.rule == nil && !f.disabled && f.defaultIdx >= 0 {
 		f.fixed = &f.vals[f.defaultIdx]
 	}
-	return f, nil
+	return f, problems
 }
 
 // breakWith makes f answer PARSE_ERROR because of err, which is written at
@@ -542,6 +555,12 @@ func newVariant(name string, raw any) (variant, error) {
 		}
 		v.k, v.f = kNum, f
 		v.i, v.intOK = exactInt(string(t))
+		if _, acc := new(big.Float).SetInt64(v.i).Float64(); v.intOK && acc != big.Exact {
+			// flagd reads every number as a 64-bit float, which holds
+			// integers exactly only up to 2^53: it would answer another
+			// value than the one written.
+			return v, fmt.Errorf("variant %q: the integer %s is past 2^53, and flagd reads it as %s: write an integer within ±9007199254740992, or a string", name, t, strconv.FormatFloat(f, 'f', -1, 64))
+		}
 	case map[string]any, []any:
 		obj, err := plainJSON(t)
 		if err != nil {
@@ -604,21 +623,37 @@ func (f *flag) setDefault(raw any, variantsOK bool) error {
 }
 
 // compileRule compiles a flag's rule, $evaluators substituted, and lists
-// every problem it has.
-func (l *loader) compileRule(fd *flagDef, targeting any) (*node, []error) {
+// every problem it has. whole is set when one of them breaks the whole
+// flag; the others are in parts of the rule that fail only when an
+// evaluation reaches them.
+func (l *loader) compileRule(fd *flagDef, targeting any) (rule *node, problems []error, whole bool) {
 	if targeting == nil {
-		return nil, nil
+		return nil, nil, false
 	}
 	if obj, ok := targeting.(map[string]any); ok && len(obj) == 0 {
-		return nil, nil
+		return nil, nil, false
 	}
 	var c compiler
 	at := root("targeting")
-	rule, _ := c.compile(targeting, &at)
+	rule, _ = c.compile(targeting, &at)
 	if c.usesLegacy {
-		l.warn(fd.key, fd.path("targeting"), `"fractionalEvaluation" is deprecated; use "fractional"`)
+		l.warn(fd.key, fd.path("targeting"), legacyWarning(c.legacy))
 	}
-	return rule, c.errs
+	return rule, c.errs, c.whole
+}
+
+// legacyWarning says what to write instead of the legacy fractional
+// operator, with the rule to paste.
+func legacyWarning(rewritten []any) string {
+	msg := `"fractionalEvaluation" is deprecated, and flagd v0.16 no longer evaluates it (flagsnap still does); use "fractional"`
+	if len(rewritten) == 0 {
+		return msg
+	}
+	b, err := json.Marshal(map[string]any{"fractional": rewritten[0]})
+	if err != nil {
+		return msg
+	}
+	return msg + ": " + string(b)
 }
 
 // shareNames makes the rule's constant strings that name a variant hold

@@ -87,6 +87,10 @@ func (s *FlagSet) evaluateFlag(f *flag, ctx map[string]any, t *tracer) outcome {
 	e.fs, e.f, e.ctx, e.cur.k, e.trace = s, f, ctx, kRoot, t
 	r := e.eval(f.rule)
 	if e.err != nil {
+		if _, ok := e.err.(*CompileError); ok {
+			// A broken part of the rule, reached: the problem says where.
+			return f.fail(CodeParseError, "", e.err)
+		}
 		return f.fail(CodeParseError, "targeting failed", e.err)
 	}
 	var name string

@@ -133,14 +133,26 @@ func TestTypedAccessorsAndCoercion(t *testing.T) {
 	  "huge":     {"state": "ENABLED", "variants": {"v": 9223372036854775808}, "defaultVariant": "v"},
 	  "maxint":   {"state": "ENABLED", "variants": {"v": 9223372036854775807}, "defaultVariant": "v"},
 	  "exact":    {"state": "ENABLED", "variants": {"v": 9007199254740993}, "defaultVariant": "v"},
+	  "even":     {"state": "ENABLED", "variants": {"v": 9007199254740994}, "defaultVariant": "v"},
+	  "pow60":    {"state": "ENABLED", "variants": {"v": 1152921504606846976}, "defaultVariant": "v"},
 	  "str":      {"state": "ENABLED", "variants": {"v": "text", "w": ""}, "defaultVariant": "w"},
 	  "obj":      {"state": "ENABLED", "variants": {"v": {"a": [1, {"b": true}]}}, "defaultVariant": "v"},
 	  "arr":      {"state": "ENABLED", "variants": {"v": [1, "x"]}, "defaultVariant": "v"}
 	}}`)
-	ints := map[string]int64{"int": 10, "whole": 10, "exp": 1000, "maxint": math.MaxInt64, "exact": 9007199254740993}
+	// Integers past 2^53 that a 64-bit float holds exactly read as
+	// written, as in flagd.
+	ints := map[string]int64{"int": 10, "whole": 10, "exp": 1000, "even": 9007199254740994, "pow60": 1 << 60}
 	for key, want := range ints {
 		if r := set.ResolveInt(key, -1, nil); r.Value != want || r.Err != nil || r.Reason != ReasonStatic {
 			t.Errorf("int %s: %+v, want %d", key, r, want)
+		}
+	}
+	// The others flagd reads as another number than the one written: the
+	// flag is refused at load, with the number flagd would answer.
+	for key, flagd := range map[string]string{"maxint": "9223372036854776000", "exact": "9007199254740992"} {
+		r := set.ResolveInt(key, -1, nil)
+		if r.Value != -1 || r.Err == nil || r.Err.Code != CodeParseError || !strings.Contains(r.Err.Error(), "flagd reads it as "+flagd) {
+			t.Errorf("int %s: %+v, want PARSE_ERROR saying flagd reads %s", key, r, flagd)
 		}
 	}
 	for _, key := range []string{"frac", "huge"} {

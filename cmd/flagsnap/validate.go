@@ -369,16 +369,22 @@ func (l *loadLog) Enabled(_ context.Context, level slog.Level) bool {
 
 func (l *loadLog) Handle(_ context.Context, r slog.Record) error {
 	rec := loadRecord{msg: r.Message}
+	problem := false
 	r.Attrs(func(a slog.Attr) bool {
 		switch a.Key {
 		case "flag":
 			rec.flag = a.Value.String()
 		case "pointer":
 			rec.pointer = a.Value.String()
+		case "problem":
+			// A warning about a flag problem, which is reported as one.
+			problem = true
 		}
 		return true
 	})
-	l.records = append(l.records, rec)
+	if !problem {
+		l.records = append(l.records, rec)
+	}
 	return nil
 }
 

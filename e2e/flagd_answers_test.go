@@ -1,0 +1,293 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/open-feature/go-sdk/openfeature"
+
+	"github.com/flagsnap/flagsnap"
+	"github.com/flagsnap/flagsnap/syncserver"
+)
+
+// The flagd answers table: flag files written for flagd, the contexts they
+// are asked in, and what the flagd daemon v0.16.0 answered, recorded once
+// with
+//
+//	FLAGD_BIN=$(../shared/tools/build-flagd.sh) go test ./e2e -run TestFlagdAnswers -update-flagd-answers
+//
+// so that CI checks flagsnap against flagd without the daemon.
+var updateAnswers = flag.Bool("update-flagd-answers", false, "ask the flagd daemon (FLAGD_BIN) again and rewrite testdata/flagd-answers/answers.json")
+
+const answersDir = "testdata/flagd-answers"
+
+// answerFiles are the flag files of the table, each with the contexts its
+// flags are asked in.
+var answerFiles = map[string][]openfeature.FlattenedContext{
+	"numbers.json": {
+		{}, {"n": 9007199254740992}, {"n": 9007199254740993}, {"n": 0},
+	},
+	"out-of-range-variant.json": {{}},
+	"out-of-range-rule.json":    {{}, {"n": 1}},
+	"broken-rules.json": {
+		{}, {"x": 1, "email": "a@faas.com", "v": "1.0.0", "targetingKey": "k"}, {"email": "b@x.com", "targetingKey": "k"},
+		{"x": 1, "targetingKey": "k2"},
+	},
+	"legacy-fractional.json": {{}, {"email": "a@faas.com"}},
+}
+
+// answer is one row: a flag of a file asked in a context, read as each of
+// the types, and flagd's answer.
+type answer struct {
+	File    string                       `json:"file"`
+	Flag    string                       `json:"flag"`
+	Context openfeature.FlattenedContext `json:"context"`
+	Types   []string                     `json:"types"`
+	Flagd   ofrepAnswer                  `json:"flagd"`
+}
+
+// difference is a row where flagsnap answers otherwise than flagd, on
+// purpose; the README's differences from flagd say why. want checks what
+// flagsnap answers instead.
+type difference struct {
+	why  string
+	want func(kind string, r resolution) bool
+}
+
+func parseError(_ string, r resolution) bool {
+	return r.ErrorCode == string(openfeature.ParseErrorCode)
+}
+
+var differences = map[string]difference{
+	// flagd v0.16 no longer knows the legacy operator; flagsnap keeps
+	// it, evaluated as fractional, as the way old files migrate.
+	"legacy-fractional.json/legacy-string": {"fractionalEvaluation kept", func(_ string, r resolution) bool {
+		return r.ErrorCode == "" && (r.Variant == "red" || r.Variant == "blue")
+	}},
+	// flagd reads 9007199254740993 as the float 9007199254740992: a
+	// value other than the file's, which flagsnap refuses at load. A sync
+	// server that re-encodes the set as flagd does sends the float, which
+	// flagsnap then answers as flagd does.
+	"file:numbers.json/big-int":   {"an integer past 2^53 is refused", parseError},
+	"file:numbers.json/max-int64": {"an integer past 2^53 is refused", parseError},
+	// flagd drops the whole file over one number out of range; flagsnap
+	// refuses only the flag that holds it.
+	"out-of-range-variant.json/inf": {"only the flag is refused", parseError},
+	"out-of-range-variant.json/ok": {"only the flag is refused", func(_ string, r resolution) bool {
+		return r.ErrorCode == "" && r.Variant == "a"
+	}},
+	"out-of-range-rule.json/inf-rule": {"only the flag is refused", parseError},
+	"out-of-range-rule.json/ok": {"only the flag is refused", func(_ string, r resolution) bool {
+		return r.ErrorCode == "" && r.Variant == "a"
+	}},
+}
+
+// overflows are the rows whose integer reading in flagd converts a float
+// past int64's range, which Go leaves to the machine: flagsnap answers
+// TYPE_MISMATCH for the integer type and agrees on the others.
+var overflows = map[string]bool{"numbers.json/past-int64": true, "numbers.json/huge-exp": true, "sync:numbers.json/max-int64": true}
+
+func loadAnswers(t *testing.T) []answer {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(answersDir, "answers.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []answer
+	if err := json.Unmarshal(b, &rows); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// recordAnswers asks the daemon every row and writes the table.
+func recordAnswers(t *testing.T, bin string) {
+	var rows []answer
+	files := make([]string, 0, len(answerFiles))
+	for f := range answerFiles {
+		files = append(files, f)
+	}
+	slices.Sort(files)
+	for _, file := range files {
+		path, _ := filepath.Abs(filepath.Join(answersDir, file))
+		var doc struct {
+			Flags map[string]struct {
+				Variants map[string]any `json:"variants"`
+			} `json:"flags"`
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber() // a number out of float64's range is a row too
+		if err := dec.Decode(&doc); err != nil {
+			t.Fatal(err)
+		}
+		f := newFlagd(t, bin, path)
+		ofrep := f.ofrepPort()
+		waitOFREP(t, ofrep)
+		keys := make([]string, 0, len(doc.Flags))
+		for k := range doc.Flags {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		waitFlags(t, ofrep, keys)
+		for _, key := range keys {
+			types := []string{variantKind(floats(doc.Flags[key].Variants))}
+			if types[0] == "int" {
+				types = append(types, "float")
+			}
+			for _, ec := range answerFiles[file] {
+				rows = append(rows, answer{File: file, Flag: key, Context: ec, Types: types, Flagd: askFlagd(t, ofrep, key, ec)})
+			}
+		}
+		f.stop()
+	}
+	out, err := json.MarshalIndent(rows, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(answersDir, "answers.json"), append(out, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("recorded %d answers", len(rows))
+}
+
+// TestFlagdAnswers checks flagsnap, reading each file and following a sync
+// server that re-encodes it as flagd does, against the recorded answers of
+// the flagd daemon. With FLAGD_BIN set it also asks the daemon again, so a
+// table that no longer matches flagd is noticed.
+func TestFlagdAnswers(t *testing.T) {
+	bin := os.Getenv(flagdBinEnv)
+	if *updateAnswers {
+		if bin == "" {
+			t.Fatalf("-update-flagd-answers needs %s", flagdBinEnv)
+		}
+		recordAnswers(t, bin)
+	}
+	rows := loadAnswers(t)
+	providers := map[string][2]*flagsnap.Provider{}
+	for file := range answerFiles {
+		path := filepath.Join(answersDir, file)
+		doc, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := syncserver.New(syncserver.WithFlags(doc), syncserver.WithFlagdEncoding("file:"+path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(srv.Close)
+		if err := srv.ListenTCP("127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		common := []flagsnap.Option{flagsnap.WithoutEnv(), flagsnap.WithDeadline(5 * time.Second)}
+		providers[file] = [2]*flagsnap.Provider{
+			newDaemonProvider(t, append(common, flagsnap.WithFile(path))...),
+			newDaemonProvider(t, following(srv.Port(), common...)...),
+		}
+	}
+	var live map[string]int // file → the daemon's OFREP port
+	if bin != "" && !*updateAnswers {
+		live = map[string]int{}
+		for file := range answerFiles {
+			path, _ := filepath.Abs(filepath.Join(answersDir, file))
+			f := newFlagd(t, bin, path)
+			live[file] = f.ofrepPort()
+			waitOFREP(t, live[file])
+			var keys []string
+			for _, row := range rows {
+				if row.File == file {
+					keys = append(keys, row.Flag)
+				}
+			}
+			waitFlags(t, live[file], keys)
+		}
+	}
+	compared := 0
+	for _, row := range rows {
+		id := row.File + "/" + row.Flag
+		if live != nil {
+			if now := askFlagd(t, live[row.File], row.Flag, row.Context); !sameAnswer(now, row.Flagd) {
+				t.Errorf("%s %v: flagd answers %+v now, the table says %+v", id, row.Context, now, row.Flagd)
+			}
+		}
+		for i, p := range providers[row.File] {
+			mode := [...]string{"file", "sync"}[i]
+			for _, kind := range row.Types {
+				got := resolveAs(p, kind, row.Flag, row.Context)
+				compared++
+				d, ok := differences[id]
+				if !ok {
+					d, ok = differences[mode+":"+id]
+				}
+				if ok {
+					if !d.want(kind, got) {
+						t.Errorf("%s (%s, %s) %v: flagsnap %+v; a known difference (%s) expects otherwise", id, mode, kind, row.Context, got, d.why)
+					}
+					continue
+				}
+				if (overflows[id] || overflows[mode+":"+id]) && kind == "int" {
+					if got.ErrorCode != string(openfeature.TypeMismatchCode) {
+						t.Errorf("%s (%s, int) %v: flagsnap %+v, want TYPE_MISMATCH", id, mode, row.Context, got)
+					}
+					continue
+				}
+				if !sameAsFlagd(got, row.Flagd) {
+					t.Errorf("%s (%s, %s) %v: flagsnap %+v, flagd %+v", id, mode, kind, row.Context, got, row.Flagd)
+				}
+			}
+		}
+	}
+	t.Logf("%d answers compared with flagd's", compared)
+}
+
+// waitFlags gives flagd time to read its file, which it does after it
+// listens: until one of keys is found, or 5s for a file it refuses.
+func waitFlags(t *testing.T, port int, keys []string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, k := range keys {
+			if askFlagd(t, port, k, nil).ErrorCode != "FLAG_NOT_FOUND" {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// floats reads the numbers of variants as float64, as variantKind wants
+// them; one out of range counts as whole.
+func floats(variants map[string]any) map[string]any {
+	out := make(map[string]any, len(variants))
+	for k, v := range variants {
+		if n, ok := v.(json.Number); ok {
+			f, err := n.Float64()
+			if err != nil {
+				f = 0
+			}
+			v = f
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func sameAnswer(a, b ofrepAnswer) bool {
+	return a.ErrorCode == b.ErrorCode && a.Reason == b.Reason && a.Variant == b.Variant &&
+		equalJSON(a.Value, b.Value)
+}
+
+func equalJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
