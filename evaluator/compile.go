@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // opcode names one operator of the targeting language.
@@ -118,9 +120,9 @@ const legacyFractional = "fractionalEvaluation"
 // looking at it: a list written in the rule (args, list=true) or any other
 // expression whose value becomes the argument (one).
 type node struct {
-	op   opcode
-	name string
-	lit  value
+	op     opcode
+	nameID uint8 // the operator as written: opNames[nameID]
+	lit    value
 
 	list bool
 	// attrConst: a binary operator (==, !=, <, <=, >, >=, in) between a
@@ -133,13 +135,70 @@ type node struct {
 	args             []*node
 	one              *node
 
-	v     *varSpec
-	names []varSpec // missing and missing_some: their constant names, read as var reads them
-	in    *inSet
-	sem   *semverArgs
-	frac  *fracSpec
-	bad   *brokenPart
+	v *varSpec
+	// aux is what the operator precomputed, of one type per operator (see
+	// its accessors): one pointer for all of them keeps a node, of which
+	// a flag set has millions, at 96 bytes.
+	aux unsafe.Pointer
 }
+
+// inSet is the precomputed list of an in, or nil.
+func (n *node) inSet() *inSet {
+	if n.op != opIn {
+		return nil
+	}
+	return (*inSet)(n.aux)
+}
+
+// semver is the precomputed part of a sem_ver, or nil.
+func (n *node) semver() *semverArgs {
+	if n.op != opSemVer {
+		return nil
+	}
+	return (*semverArgs)(n.aux)
+}
+
+// fraction is the precomputed split of a fractional, or nil.
+func (n *node) fraction() *fracSpec {
+	if n.op != opFractional {
+		return nil
+	}
+	return (*fracSpec)(n.aux)
+}
+
+// missingNames are the constant names of missing and missing_some, read
+// as var reads them, or nil.
+func (n *node) missingNames() []varSpec {
+	if (n.op != opMissing && n.op != opMissingSome) || n.aux == nil {
+		return nil
+	}
+	return *(*[]varSpec)(n.aux)
+}
+
+// broken is what an opBroken node answers.
+func (n *node) brokenPart() *brokenPart {
+	if n.op != opBroken {
+		return nil
+	}
+	return (*brokenPart)(n.aux)
+}
+
+// name is the operator as the rule writes it.
+func (n *node) name() string { return opNames[n.nameID] }
+
+// opNames lists the operators' spellings, for node.nameID; 0 is none.
+var opNames, opNameIDs = func() ([]string, map[string]uint8) {
+	names := []string{"", legacyFractional}
+	for name := range operators {
+		names = append(names, name)
+	}
+	slices.Sort(names[2:])
+	ids := make(map[string]uint8, len(names))
+	for i, name := range names {
+		ids[name] = uint8(i)
+	}
+	return names, ids
+}()
 
 // brokenPart is what an opBroken node answers when it is reached.
 type brokenPart struct {
@@ -212,7 +271,7 @@ func (c *compiler) ownSince(mark, depth int) error {
 
 // broken is the node of an operation that cannot be used.
 func broken(err error, null bool) *node {
-	return &node{op: opBroken, bad: &brokenPart{err: err, null: null}}
+	return &node{op: opBroken, aux: unsafe.Pointer(&brokenPart{err: err, null: null})}
 }
 
 // unknown stands for an element that has a problem, or whose value cannot
@@ -384,7 +443,7 @@ func needsList(n *node, at *loc) error {
 	if n.list || !n.one.isConst() || n.one.lit.k == kArr {
 		return nil
 	}
-	return compileErr(at, "%s needs an array of arguments", n.name)
+	return compileErr(at, "%s needs an array of arguments", n.name())
 }
 
 func (c *compiler) compileOp(name string, raw any, at *loc) (*node, error) {
@@ -406,7 +465,7 @@ func (c *compiler) compileOp(name string, raw any, at *loc) (*node, error) {
 		return c.compileLegacyFractional(raw, at)
 	}
 	mark := len(c.errs)
-	n := &node{op: op, name: name}
+	n := &node{op: op, nameID: opNameIDs[name]}
 	switch {
 	case op == opVar:
 		c.compileVar(n, raw, at)
@@ -443,17 +502,19 @@ func (c *compiler) compileOp(name string, raw any, at *loc) (*node, error) {
 	}
 	switch op {
 	case opIn:
-		n.in = precomputeIn(n)
+		n.aux = unsafe.Pointer(precomputeIn(n))
 	case opSemVer:
-		n.sem = precomputeSemVer(n)
+		n.aux = unsafe.Pointer(precomputeSemVer(n))
 	case opMissing, opMissingSome:
-		n.names = precomputeNames(n)
+		if names := precomputeNames(n); names != nil {
+			n.aux = unsafe.Pointer(&names)
+		}
 	case opFractional:
 		spec, err := precomputeFractional(n, at)
 		if err != nil {
 			c.fail(err)
 		}
-		n.frac = spec
+		n.aux = unsafe.Pointer(spec)
 	}
 	if nn, err := c.finish(n, mark); err != nil || nn != n {
 		return nn, err
@@ -485,8 +546,8 @@ func exactText(n *node) bool {
 	switch {
 	case (n.op == opEq || n.op == opNe) && c.k == kStr:
 		return !strings.Contains(c.str(), replacement)
-	case n.op == opIn && n.in != nil:
-		for _, el := range n.in.list {
+	case n.inSet() != nil:
+		for _, el := range n.inSet().list {
 			if strings.Contains(el, replacement) {
 				return false
 			}
@@ -501,7 +562,7 @@ func exactText(n *node) bool {
 func (c *compiler) compileRawList(n *node, raw any, at *loc) {
 	list, ok := raw.([]any)
 	if !ok {
-		c.fail(compileErr(at, "%s needs an array of arguments", n.name))
+		c.fail(compileErr(at, "%s needs an array of arguments", n.name()))
 		return
 	}
 	n.list = true
@@ -521,7 +582,7 @@ func (c *compiler) compileRawList(n *node, raw any, at *loc) {
 	switch n.op {
 	case opAll, opSome, opNone:
 		if len(list) == 0 {
-			c.fail(compileErr(at, "%s needs an array and a condition", n.name))
+			c.fail(compileErr(at, "%s needs an array and a condition", n.name()))
 		}
 	}
 }
@@ -588,8 +649,8 @@ func assignSlots(rule *node) {
 		if n.op == opVar && n.v != nil && n.v.plain && n.v.dyn == nil && len(n.v.path.parts) > 0 {
 			specs = append(specs, n.v)
 		}
-		if n.frac != nil && n.frac.tk != nil {
-			specs = append(specs, n.frac.tk)
+		if fr := n.fraction(); fr != nil && fr.tk != nil {
+			specs = append(specs, fr.tk)
 		}
 	})
 	// Rules read few attributes: comparing names pairwise is cheaper than
@@ -632,9 +693,9 @@ func eachNode(n *node, fn func(*node)) {
 	if n.v != nil {
 		eachNode(n.v.dyn, fn)
 	}
-	if n.frac != nil {
-		eachNode(n.frac.by, fn)
-		for _, x := range n.frac.exprs {
+	if fr := n.fraction(); fr != nil {
+		eachNode(fr.by, fn)
+		for _, x := range fr.exprs {
 			eachNode(x, fn)
 		}
 	}

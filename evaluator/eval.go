@@ -108,10 +108,10 @@ func (e *env) eval(n *node) value {
 	case opFractional:
 		return e.fractional(n)
 	case opBroken:
-		if n.bad.null {
+		if n.brokenPart().null {
 			return null
 		}
-		return e.fail(n.bad.err)
+		return e.fail(n.brokenPart().err)
 	}
 	return e.fail(errors.New("internal: unknown opcode"))
 }
@@ -250,7 +250,7 @@ type evalError struct {
 func (e *evalError) Error() string { return e.op + ": " + e.msg }
 
 func opFail(e *env, n *node, msg string) value {
-	return e.fail(&evalError{op: n.name, msg: msg})
+	return e.fail(&evalError{op: n.name(), msg: msg})
 }
 
 // at is list[i], or null past the end.

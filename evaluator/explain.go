@@ -175,7 +175,7 @@ func (t *tracer) eval(e *env, n *node) value {
 	case opVar:
 		s.Op, s.Var = "var", varText(n.v)
 	default:
-		s.Op = n.name
+		s.Op = n.name()
 	}
 	if len(t.stack) == 0 {
 		if t.root == nil {
@@ -252,7 +252,7 @@ func setPaths(s *Step, at string) {
 	n := s.node
 	s.Path = at
 	if n.op != opConst && n.op != opArray {
-		s.Path = at + "." + n.name
+		s.Path = at + "." + n.name()
 	}
 	var written []*node
 	switch {
@@ -287,11 +287,11 @@ func setPaths(s *Step, at string) {
 			c.Result = (&env{}).toAny(a.lit)
 		} else {
 			c.Skipped = true
-			c.Op = a.name
+			c.Op = a.name()
 			if a.op == opArray {
 				c.Op = "array"
 			} else {
-				c.Path = argAt + "." + a.name
+				c.Path = argAt + "." + a.name()
 			}
 		}
 		args = append(args, c)

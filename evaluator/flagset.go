@@ -693,9 +693,9 @@ func (f *flag) shareNames(rule *node) {
 		if n.op == opConst {
 			share(&n.lit)
 		}
-		if n.frac != nil {
-			for i := range n.frac.variants {
-				share(&n.frac.variants[i])
+		if fr := n.fraction(); fr != nil {
+			for i := range fr.variants {
+				share(&fr.variants[i])
 			}
 		}
 	})

@@ -81,7 +81,7 @@ func precomputeSemVer(n *node) *semverArgs {
 }
 
 func (e *env) semver(n *node) value {
-	if pre := n.sem; pre != nil && pre.constOp && pre.constRight && !pre.constLeft {
+	if pre := n.semver(); pre != nil && pre.constOp && pre.constRight && !pre.constLeft {
 		// The usual shape, a context attribute against a constant
 		// version, read straight from the context's own string.
 		if a := n.args[0]; a.op == opVar && a.v.plain && a.v.single && e.atRoot() {
@@ -97,12 +97,12 @@ func (e *env) semver(n *node) value {
 	}
 	if n.argc() == 3 {
 		vals := [3]value{e.ev(n.args[0]), e.ev(n.args[1]), e.ev(n.args[2])}
-		return semverOf(vals[:], true, n.sem)
+		return semverOf(vals[:], true, n.semver())
 	}
 	var buf argBuf
 	k, more, _, isList := e.args(n, &buf)
 	list := listOf(&buf, k, more)
-	return semverOf(list, isList, n.sem)
+	return semverOf(list, isList, n.semver())
 }
 
 // semverOf is sem_ver over [version, operator, version].
@@ -249,7 +249,7 @@ func precomputeFractional(n *node, at *loc) (*fracSpec, error) {
 }
 
 func (e *env) fractional(n *node) value {
-	spec := n.frac
+	spec := n.fraction()
 	if spec != nil {
 		var by value
 		if spec.by != nil {

@@ -5,8 +5,8 @@ import "maps"
 // absent reports whether name, the i-th name of missing or missing_some,
 // is null or absent in the current data: var with an evaluated argument.
 func (e *env) absent(n *node, i int, name value) bool {
-	if n.names != nil {
-		return e.applyVar(&n.names[i], e.cur).k == kNull
+	if names := n.missingNames(); names != nil {
+		return e.applyVar(&names[i], e.cur).k == kNull
 	}
 	v, ok := e.getVar(name, e.cur)
 	if !ok {

@@ -138,15 +138,15 @@ func (e *env) in(n *node) value {
 }
 
 func (e *env) inOf(n *node, a, b value) value {
-	if n.in != nil {
+	if in := n.inSet(); in != nil {
 		switch a.k {
 		case kStr:
-			return boolVal(n.in.has(a.str()))
+			return boolVal(in.has(a.str()))
 		case kNum:
 			if a.goInt() {
 				return falseVal
 			}
-			_, ok := n.in.nums[a.n]
+			_, ok := in.nums[a.n]
 			return boolVal(ok)
 		}
 		return falseVal

@@ -476,9 +476,9 @@ func TestSharedVariantNames(t *testing.T) {
 	for _, key := range []string{"if", "frac"} {
 		eachNode(set.flags[key].rule, func(n *node) {
 			unshare(&n.lit)
-			if n.frac != nil {
-				for i := range n.frac.variants {
-					unshare(&n.frac.variants[i])
+			if n.fraction() != nil {
+				for i := range n.fraction().variants {
+					unshare(&n.fraction().variants[i])
 				}
 			}
 		})
@@ -489,8 +489,8 @@ func TestSharedVariantNames(t *testing.T) {
 			if n.op == opConst {
 				check(key, n.lit)
 			}
-			if n.frac != nil {
-				for _, v := range n.frac.variants {
+			if n.fraction() != nil {
+				for _, v := range n.fraction().variants {
 					check(key, v)
 				}
 			}
@@ -517,7 +517,7 @@ func TestFractionalSharesTargetingKey(t *testing.T) {
 		  "targeting": {"fractional": [[{"var": "` + first + `"}], ["a", 50], ["b", 50]]}}}}`
 	}
 	shared, apart := mustLoad(t, doc("targetingKey")), mustLoad(t, doc("other"))
-	if tk := shared.flags["f"].rule.frac.tk; tk == nil || tk.memoBit == 0 {
+	if tk := shared.flags["f"].rule.fraction().tk; tk == nil || tk.memoBit == 0 {
 		t.Fatalf("the targeting key is not looked up once: %+v", tk)
 	}
 	seen := map[string]bool{}
@@ -537,7 +537,7 @@ func TestFractionalSharesTargetingKey(t *testing.T) {
 	// its own: with a key remembered that the context does not hold, the
 	// bucket is that key's.
 	f := shared.flags["f"]
-	tk := f.rule.frac.tk
+	tk := f.rule.fraction().tk
 	for i := range 50 {
 		key, remembered := "user-"+strconv.Itoa(i), "user-"+strconv.Itoa(i+1000)
 		var e env
