@@ -2211,7 +2211,7 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("Keys() = %q for %d flags", keys, set.Len())
 		}
 		for _, p := range set.Problems() {
-			if _, ok := set.flags[p.Flag]; !ok {
+			if set.flag(p.Flag) == nil {
 				continue
 			}
 			r := set.ResolveString(p.Flag, "fallback", nil)

@@ -114,7 +114,7 @@ func (e *env) child(v value, part string, idx int) (value, bool) {
 	case kFlagd:
 		switch part {
 		case "flagKey":
-			return e.f.keyVal, true
+			return value{k: kStr, ref: e.f.keyRef}, true
 		case "timestamp":
 			return numVal(float64(e.timestamp())), true
 		}

@@ -138,7 +138,7 @@ func variantValue(v *variant) any {
 		return v.s
 	case kNum:
 		if v.intOK {
-			return v.i
+			return int64(v.f)
 		}
 		return v.f
 	case kObj:

@@ -25,8 +25,7 @@ import (
 // FlagSet is a compiled, immutable flag set. It is safe for concurrent use:
 // every method only reads it.
 type FlagSet struct {
-	flags    map[string]*flag
-	index    flagIndex // flags, for lookups by key
+	index    flagIndex // the flags, by key
 	metadata map[string]any
 	problems []FlagProblem
 	version  fractional.Version
@@ -35,33 +34,44 @@ type FlagSet struct {
 }
 
 // flag is one compiled flag.
+//
+// A flag set holds one per flag, which makes its size most of the memory of
+// a large set: what is cheap to work out at evaluation is not kept.
 type flag struct {
-	key         string
-	keyVal      value // the key as a value, for $flagd.flagKey
-	disabled    bool
-	variants    map[string]int // by name, only past maxScannedVariants
-	vals        []variant
-	defaultIdx  int // -1: no default variant
-	rule        *node
-	broken      *Error
-	metadata    map[string]any // flag metadata over flag-set metadata
-	fingerprint [sha256.Size]byte
-	static      outcome // the answer when there is nothing to evaluate
+	key string
+	// keyRef is the key boxed once, for $flagd.flagKey: nil for a flag
+	// without a rule, which cannot read it.
+	keyRef   any
+	variants map[string]int // by name, only past maxScannedVariants
+	// vals may be shared with other flags of the set that have the same
+	// variants: nothing writes to them once the flag is compiled.
+	vals     []variant
+	rule     *node
+	broken   *Error
+	metadata map[string]any // flag metadata over flag-set metadata
 	// fixed is the default variant of an enabled, valid flag without
 	// targeting: the typed accessors answer it without further checks.
 	fixed *variant
+	// fingerprint is the first half of a SHA-256 (see loader.fingerprint):
+	// it only tells a flag from the same key's previous definition.
+	fingerprint [fingerprintSize]byte
+	defaultIdx  int32 // -1: no default variant
+	disabled    bool
 }
+
+const fingerprintSize = 16
 
 // variant is one variant value, prepared for every typed accessor.
 type variant struct {
-	name  string
-	k     kind // kBool, kNum, kStr, kObj (objects and arrays) or kNull
-	b     bool
-	s     string
-	f     float64
-	i     int64
-	intOK bool // the number is a whole number that fits int64 exactly
-	obj   any  // objects and arrays, in plain JSON form
+	name string
+	s    string
+	f    float64
+	obj  any  // objects and arrays, in plain JSON form
+	k    kind // kBool, kNum, kStr, kObj (objects and arrays) or kNull
+	b    bool
+	// intOK: the number is a whole number, and int64(f) is it exactly
+	// (integers past 2^53 are refused at load).
+	intOK bool
 }
 
 // Option configures how a flag set is loaded.
@@ -174,6 +184,57 @@ type loader struct {
 	// problems are those of the broken flags, by index in the definitions:
 	// few flags are broken, and most flag sets have none.
 	problems map[int][]FlagProblem
+	// shared holds the variants of the flags compiled so far, by their
+	// form in vscratch: thousands of flags have the same few.
+	shared   map[string]*sharedVariants
+	vscratch []byte
+}
+
+// sharedVariants are variants that flags share, with their names boxed
+// for shareNames once one of them has a rule.
+type sharedVariants struct {
+	vals  []variant
+	boxed []any
+}
+
+// shareVariants makes f use the variants of an earlier flag that has the
+// same ones. Objects are not shared: they are rare, and comparing them
+// costs more than it saves.
+func (l *loader) shareVariants(f *flag) *sharedVariants {
+	if f.variants != nil {
+		return nil
+	}
+	b := l.vscratch[:0]
+	for i := range f.vals {
+		v := &f.vals[i]
+		if v.k == kObj {
+			return nil
+		}
+		b = binary.AppendUvarint(b, uint64(len(v.name)))
+		b = append(b, v.name...)
+		b = append(b, byte(v.k), boolByte(v.b), boolByte(v.intOK))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v.f))
+		b = binary.AppendUvarint(b, uint64(len(v.s)))
+		b = append(b, v.s...)
+	}
+	l.vscratch = b
+	if sh, ok := l.shared[string(b)]; ok {
+		f.vals = sh.vals
+		return sh
+	}
+	if l.shared == nil {
+		l.shared = make(map[string]*sharedVariants)
+	}
+	sh := &sharedVariants{vals: f.vals}
+	l.shared[string(b)] = sh
+	return sh
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (l *loader) warn(flag string, at []string, msg string) {
@@ -198,21 +259,21 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	set.flags = make(map[string]*flag, len(defs))
 	compiled := l.compileAll(defs, set.metadata)
+	flags := compiled[:0] // keys are unique: flagDefinitions saw to it
 	for i, def := range defs {
 		if def.problem != nil {
 			f := newFlag(def.key).breakWith(def.problem, def.path())
 			set.problems = append(set.problems, FlagProblem{Flag: def.key, Path: f.broken.path, Err: def.problem})
 			if !def.unnamed {
-				set.flags[def.key] = f
+				flags = append(flags, f)
 			}
 			continue
 		}
 		set.problems = append(set.problems, l.problems[i]...)
-		set.flags[def.key] = compiled[i]
+		flags = append(flags, compiled[i])
 	}
-	set.index = newFlagIndex(set.flags)
+	set.index = newFlagIndex(flags)
 	if _, keyed := top["flags"].(map[string]any); keyed {
 		slices.SortStableFunc(set.problems, func(a, b FlagProblem) int { return strings.Compare(a.Flag, b.Flag) })
 		slices.SortStableFunc(l.warnings, func(a, b warning) int { return strings.Compare(a.flag, b.flag) })
@@ -386,7 +447,7 @@ func (l *loader) metadata(def *flagDef, raw any) map[string]any {
 
 // newFlag is a flag without variants yet.
 func newFlag(key string) *flag {
-	return &flag{key: key, keyVal: strVal(key), defaultIdx: -1}
+	return &flag{key: key, defaultIdx: -1}
 }
 
 // compileFlag compiles a definition and lists its problems: all of them,
@@ -465,12 +526,15 @@ func (l *loader) compileFlag(fd *flagDef, setMeta map[string]any) (*flag, []Flag
 		// The rest of the rule answers as usual, as in flagd.
 		problems[i].WhenReached = true
 	}
+	boxed := l.shareVariants(f)
 	if rule != nil {
 		assignSlots(rule)
-		f.shareNames(rule)
+		f.shareNamesWith(rule, boxed)
 		f.rule = rule
 	}
-	f.static = f.defaultOutcome(ReasonStatic)
+	if f.rule != nil {
+		f.keyRef = key
+	}
 	if f.rule == nil && !f.disabled && f.defaultIdx >= 0 {
 		f.fixed = &f.vals[f.defaultIdx]
 	}
@@ -554,8 +618,9 @@ func newVariant(name string, raw any) (variant, error) {
 			return v, fmt.Errorf("variant %q: number %s is out of range", name, t)
 		}
 		v.k, v.f = kNum, f
-		v.i, v.intOK = exactInt(string(t))
-		if _, acc := new(big.Float).SetInt64(v.i).Float64(); v.intOK && acc != big.Exact {
+		var i int64
+		i, v.intOK = exactInt(string(t))
+		if _, acc := new(big.Float).SetInt64(i).Float64(); v.intOK && acc != big.Exact {
 			// flagd reads every number as a 64-bit float, which holds
 			// integers exactly only up to 2^53: it would answer another
 			// value than the one written.
@@ -616,7 +681,7 @@ func (f *flag) setDefault(raw any, variantsOK bool) error {
 		if i < 0 {
 			return fmt.Errorf("defaultVariant %q is not one of the variants", t)
 		}
-		f.defaultIdx = i
+		f.defaultIdx = int32(i)
 		return nil
 	}
 	return fmt.Errorf("defaultVariant is %s, not a string", jsonType(raw))
@@ -660,11 +725,19 @@ func legacyWarning(rewritten []any) string {
 // the variant's own name string, so that finding the variant a rule
 // returned compares addresses (see variant). Flags with many variants find
 // them through a map instead.
-func (f *flag) shareNames(rule *node) {
+func (f *flag) shareNames(rule *node) { f.shareNamesWith(rule, nil) }
+
+// shareNamesWith is shareNames with the boxed names of variants that
+// flags share, kept in sh.
+func (f *flag) shareNamesWith(rule *node, sh *sharedVariants) {
 	if f.variants != nil {
 		return
 	}
 	var boxed []any // each variant's name as a value's ref, made once
+	if sh != nil {
+		boxed = sh.boxed
+		defer func() { sh.boxed = boxed }()
+	}
 	share := func(v *value) {
 		if v.k != kStr {
 			return
@@ -819,7 +892,7 @@ func (s *substitution) inside(n int, key string) {
 // so that rewriting a file without changing its meaning is not a change.
 // The parts are written into l's scratch buffer in a canonical binary form
 // and hashed once, without building a copy of the definition.
-func (l *loader) fingerprint(def map[string]any, defaultVariant, targeting any, meta map[string]any) [sha256.Size]byte {
+func (l *loader) fingerprint(def map[string]any, defaultVariant, targeting any, meta map[string]any) [fingerprintSize]byte {
 	b := l.scratch[:0]
 	b = canonicalAppend(b, def["state"])
 	b = canonicalAppend(b, def["variants"])
@@ -827,7 +900,8 @@ func (l *loader) fingerprint(def map[string]any, defaultVariant, targeting any, 
 	b = canonicalAppend(b, targeting)
 	b = canonicalAppend(b, meta)
 	l.scratch = b
-	return sha256.Sum256(b)
+	sum := sha256.Sum256(b)
+	return [fingerprintSize]byte(sum[:])
 }
 
 // canonicalAppend appends x in a binary form where equal JSON values, and

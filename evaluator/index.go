@@ -10,24 +10,26 @@ import (
 // flagIndex finds a flag by key for evaluations: open addressing with
 // linear probing over a table at most half full. It does what a Go map
 // does with less work per lookup, which is most of the cost of answering a
-// flag that needs no evaluation. The flag set's map stays for everything
-// else.
+// flag that needs no evaluation. It is the flag set's one collection of
+// its flags.
 type flagIndex struct {
 	seed  uint64
 	slots []*flag
 	mask  uint64
+	n     int // flags held
 }
 
-func newFlagIndex(flags map[string]*flag) flagIndex {
+// newFlagIndex indexes flags, whose keys are unique.
+func newFlagIndex(flags []*flag) flagIndex {
 	size := 1
 	for size < 2*len(flags) {
 		size <<= 1
 	}
 	// The seed differs per flag set, so that no fixed set of keys can be
 	// made to collide.
-	x := flagIndex{seed: rand.Uint64(), slots: make([]*flag, size), mask: uint64(size - 1)}
-	for key, f := range flags {
-		i := keyHash(x.seed, key) & x.mask
+	x := flagIndex{seed: rand.Uint64(), slots: make([]*flag, size), mask: uint64(size - 1), n: len(flags)}
+	for _, f := range flags {
+		i := keyHash(x.seed, f.key) & x.mask
 		for x.slots[i] != nil {
 			i = (i + 1) & x.mask
 		}
@@ -35,6 +37,9 @@ func newFlagIndex(flags map[string]*flag) flagIndex {
 	}
 	return x
 }
+
+// flag returns the flag with key, or nil.
+func (s *FlagSet) flag(key string) *flag { return s.index.get(key) }
 
 // get returns the flag with key, or nil.
 func (x *flagIndex) get(key string) *flag {

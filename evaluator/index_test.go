@@ -15,7 +15,11 @@ func TestFlagIndex(t *testing.T) {
 			k := "flag-" + strconv.Itoa(i)
 			flags[k] = newFlag(k)
 		}
-		x := newFlagIndex(flags)
+		list := make([]*flag, 0, n)
+		for _, f := range flags {
+			list = append(list, f)
+		}
+		x := newFlagIndex(list)
 		for k, f := range flags {
 			if got := x.get(k); got != f {
 				t.Fatalf("%d flags: get(%q) = %v", n, k, got)

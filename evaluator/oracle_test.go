@@ -72,7 +72,7 @@ func oracleFractional(values, data any) any {
 	root, _ := data.(map[string]any)
 	flagd, _ := root[flagdKey].(map[string]any)
 	key, _ := flagd["flagKey"].(string)
-	e := env{fs: ruleSet(oracleVersion), f: &flag{key: key, keyVal: strVal(key)}, ctx: root, cur: value{k: kRoot}}
+	e := env{fs: ruleSet(oracleVersion), f: &flag{key: key, keyRef: key}, ctx: root, cur: value{k: kRoot}}
 	return e.plain(e.fractionalOf(list, isList))
 }
 

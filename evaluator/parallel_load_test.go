@@ -58,7 +58,7 @@ func TestParallelLoadIsSequentialLoad(t *testing.T) {
 			t.Fatalf("%s: keys differ", form)
 		}
 		for _, key := range par.Keys() {
-			if seq.flags[key].fingerprint != par.flags[key].fingerprint {
+			if seq.flag(key).fingerprint != par.flag(key).fingerprint {
 				t.Fatalf("%s: %s has another fingerprint", form, key)
 			}
 			for _, ctx := range []map[string]any{{"targetingKey": "u1", "x": "a"}, {"targetingKey": "u2", "x": "b"}} {

@@ -2,7 +2,6 @@ package evaluator
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -79,7 +78,7 @@ func (s *FlagSet) evaluateFlag(f *flag, ctx map[string]any, t *tracer) outcome {
 	case f.broken != nil:
 		return outcome{reason: ReasonError, err: f.broken, meta: f.metadata}
 	case f.rule == nil:
-		return f.static
+		return f.defaultOutcome(ReasonStatic)
 	}
 	// Field by field: a composite literal is built in a temporary and copied
 	// in wide moves that the processor cannot forward from its stores.
@@ -270,7 +269,7 @@ func (s *FlagSet) ResolveIntFields(key string, def int64, ctx map[string]any) (i
 	}
 	o := s.evaluateFlag(f, ctx, nil)
 	if o.v != nil && o.err == nil && o.v.k == kNum && o.v.intOK {
-		return o.v.i, o.v.name, o.reason, nil, o.meta
+		return int64(o.v.f), o.v.name, o.reason, nil, o.meta
 	}
 	return typed(key, o, def, "an integer")
 }
@@ -344,10 +343,19 @@ func deepCopy(x any) any {
 func (s *FlagSet) Metadata() map[string]any { return s.metadata }
 
 // Keys lists the flag keys in sorted order.
-func (s *FlagSet) Keys() []string { return slices.Sorted(maps.Keys(s.flags)) }
+func (s *FlagSet) Keys() []string {
+	keys := make([]string, 0, s.index.n)
+	for _, f := range s.index.slots {
+		if f != nil {
+			keys = append(keys, f.key)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
 
 // Len is the number of flags, broken ones included.
-func (s *FlagSet) Len() int { return len(s.flags) }
+func (s *FlagSet) Len() int { return s.index.n }
 
 // Problems lists the flags that could not be compiled and why; each of them
 // answers PARSE_ERROR.
@@ -369,24 +377,26 @@ func (s *FlagSet) Enrichment() map[string]any { return s.enrich }
 // state, variants, default variant, targeting or metadata). A nil old is an
 // empty flag set.
 func (s *FlagSet) Changes(old *FlagSet) (added, removed, changed []string) {
-	var before map[string]*flag
+	var before flagIndex
 	if old != nil {
-		before = old.flags
+		before = old.index
 	}
-	// The maps are walked as they are and only what changed is sorted:
+	// The indexes are walked as they are and only what changed is sorted:
 	// an update that changes one flag of many sorts one key.
-	for k, f := range s.flags {
-		prev, ok := before[k]
-		switch {
-		case !ok:
-			added = append(added, k)
+	for _, f := range s.index.slots {
+		if f == nil {
+			continue
+		}
+		switch prev := before.get(f.key); {
+		case prev == nil:
+			added = append(added, f.key)
 		case prev.fingerprint != f.fingerprint:
-			changed = append(changed, k)
+			changed = append(changed, f.key)
 		}
 	}
-	for k := range before {
-		if _, ok := s.flags[k]; !ok {
-			removed = append(removed, k)
+	for _, f := range before.slots {
+		if f != nil && s.index.get(f.key) == nil {
+			removed = append(removed, f.key)
 		}
 	}
 	slices.Sort(added)

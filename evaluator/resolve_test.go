@@ -411,7 +411,7 @@ func TestRepeatedAttributes(t *testing.T) {
 	    "on",
 	    {"==": [{"var": "tier"}, "bronze"]}, "mid",
 	    "off"]}}}}`)
-	n := set.flags["f"].rule
+	n := set.flag("f").rule
 	kept := map[string]bool{}
 	eachNode(n, func(n *node) {
 		if n.op == opVar && n.v.memoBit != 0 {
@@ -448,7 +448,7 @@ func TestSharedVariantNames(t *testing.T) {
 	    "targeting": {"fractional": [{"var": "k"}, ["a", 50], ["b", 50]]}}}}`)
 	names := func(key string) map[string]*byte {
 		m := map[string]*byte{}
-		for _, v := range set.flags[key].vals {
+		for _, v := range set.flag(key).vals {
 			m[v.name] = unsafe.StringData(v.name)
 		}
 		return m
@@ -474,7 +474,7 @@ func TestSharedVariantNames(t *testing.T) {
 		}
 	}
 	for _, key := range []string{"if", "frac"} {
-		eachNode(set.flags[key].rule, func(n *node) {
+		eachNode(set.flag(key).rule, func(n *node) {
 			unshare(&n.lit)
 			if n.fraction() != nil {
 				for i := range n.fraction().variants {
@@ -482,10 +482,10 @@ func TestSharedVariantNames(t *testing.T) {
 				}
 			}
 		})
-		set.flags[key].shareNames(set.flags[key].rule)
+		set.flag(key).shareNames(set.flag(key).rule)
 	}
 	for _, key := range []string{"if", "frac"} {
-		eachNode(set.flags[key].rule, func(n *node) {
+		eachNode(set.flag(key).rule, func(n *node) {
 			if n.op == opConst {
 				check(key, n.lit)
 			}
@@ -517,7 +517,7 @@ func TestFractionalSharesTargetingKey(t *testing.T) {
 		  "targeting": {"fractional": [[{"var": "` + first + `"}], ["a", 50], ["b", 50]]}}}}`
 	}
 	shared, apart := mustLoad(t, doc("targetingKey")), mustLoad(t, doc("other"))
-	if tk := shared.flags["f"].rule.fraction().tk; tk == nil || tk.memoBit == 0 {
+	if tk := shared.flag("f").rule.fraction().tk; tk == nil || tk.memoBit == 0 {
 		t.Fatalf("the targeting key is not looked up once: %+v", tk)
 	}
 	seen := map[string]bool{}
@@ -536,7 +536,7 @@ func TestFractionalSharesTargetingKey(t *testing.T) {
 	// The bucket is chosen from the remembered key, not from a lookup of
 	// its own: with a key remembered that the context does not hold, the
 	// bucket is that key's.
-	f := shared.flags["f"]
+	f := shared.flag("f")
 	tk := f.rule.fraction().tk
 	for i := range 50 {
 		key, remembered := "user-"+strconv.Itoa(i), "user-"+strconv.Itoa(i+1000)

@@ -48,7 +48,7 @@ func compileRule(raw any) (*node, error) {
 // runRule evaluates a compiled rule for flag flagKey against ctx and
 // returns its value in plain JSON form, or the runtime error.
 func runRule(set *FlagSet, n *node, flagKey string, ctx map[string]any) (any, error) {
-	f := &flag{key: flagKey, keyVal: strVal(flagKey)}
+	f := &flag{key: flagKey, keyRef: flagKey}
 	e := env{fs: set, f: f, ctx: ctx, cur: value{k: kRoot}}
 	r := e.eval(n)
 	if e.err != nil {

@@ -22,7 +22,7 @@ func bucketInput(t *testing.T, v fractional.Version, expr string, ctx map[string
 	if n.fraction() == nil || n.fraction().by == nil {
 		t.Fatalf("%s: compiled without a bucketing expression", expr)
 	}
-	e := env{fs: ruleSet(v), f: &flag{key: "test-flag", keyVal: strVal("test-flag")}, ctx: ctx, cur: value{k: kRoot}}
+	e := env{fs: ruleSet(v), f: &flag{key: "test-flag", keyRef: "test-flag"}, ctx: ctx, cur: value{k: kRoot}}
 	by := e.eval(n.fraction().by)
 	if e.err != nil {
 		t.Fatalf("%s: %v", expr, e.err)
