@@ -29,6 +29,12 @@ func decodeDocument(doc []byte) (map[string]any, error) {
 // may hold a {"$ref": …}: when it certainly does not, nothing needs to be
 // substituted.
 func decodeDocumentRefs(doc []byte) (top map[string]any, mayRef bool, err error) {
+	return decodeDocumentWith(doc, false)
+}
+
+// decodeDocumentWith is decodeDocumentRefs; with lazy, a JSON "flags"
+// object may be left as lazyFlags.
+func decodeDocumentWith(doc []byte, lazy bool) (top map[string]any, mayRef bool, err error) {
 	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimLeft(doc, " \t\r\n")
 	if len(trimmed) == 0 {
@@ -38,7 +44,11 @@ func decodeDocumentRefs(doc []byte) (top map[string]any, mayRef bool, err error)
 	mayRef = true
 	if trimmed[0] == '{' || trimmed[0] == '[' {
 		var ok bool
-		if raw, mayRef, ok = decodeFast(doc); !ok {
+		decode := decodeFast
+		if lazy {
+			decode = decodeFastLazy
+		}
+		if raw, mayRef, ok = decode(doc); !ok {
 			// encoding/json says what is wrong, and where; should it
 			// accept what the fast decoder did not, its reading stands.
 			mayRef = true

@@ -31,6 +31,7 @@ type FlagSet struct {
 	version  fractional.Version
 	clock    func() time.Time
 	enrich   map[string]any
+	use      *UsageCounter // counts the evaluations, once attached (usage.go)
 }
 
 // flag is one compiled flag.
@@ -57,6 +58,9 @@ type flag struct {
 	fingerprint [fingerprintSize]byte
 	defaultIdx  int32 // -1: no default variant
 	disabled    bool
+	// use is the header of the flag's counters, shared with the versions
+	// of the flag before and after it (usage.go); nil until attached.
+	use *flagUse
 }
 
 const fingerprintSize = 16
@@ -136,12 +140,26 @@ func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 	if !cfg.version.Valid() {
 		return nil, fmt.Errorf("invalid fractional version %v", cfg.version)
 	}
-	top, mayRef, err := decodeDocumentRefs(doc)
+	top, mayRef, err := decodeDocumentWith(doc, true)
 	if err != nil {
 		return nil, err
 	}
 	l := loader{cfg: cfg, noRefs: !mayRef}
 	set, err := l.load(top)
+	if err == errNotJSON {
+		// A flag's definition is not JSON: encoding/json says where, or
+		// reads the document otherwise, and its reading stands.
+		raw, err := decodeJSON(doc)
+		if err != nil {
+			return nil, err
+		}
+		top, ok := raw.(map[string]any)
+		if !ok {
+			return nil, &DocumentError{Msg: fmt.Sprintf("the document is %s, not an object", jsonType(raw))}
+		}
+		l = loader{cfg: cfg}
+		set, err = l.load(top)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +206,14 @@ type loader struct {
 	// form in vscratch: thousands of flags have the same few.
 	shared   map[string]*sharedVariants
 	vscratch []byte
+	// dec decodes the definitions of lazyFlags; notJSON is set when one
+	// does not decode.
+	dec     *fastDecoder
+	notJSON bool
 }
+
+// errNotJSON is load's answer when a definition of lazyFlags is not JSON.
+var errNotJSON = errors.New("a flag definition is not JSON")
 
 // sharedVariants are variants that flags share, with their names boxed
 // for shareNames once one of them has a rule.
@@ -260,6 +285,9 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 		return nil, err
 	}
 	compiled := l.compileAll(defs, set.metadata)
+	if l.notJSON {
+		return nil, errNotJSON
+	}
 	flags := compiled[:0] // keys are unique: flagDefinitions saw to it
 	for i, def := range defs {
 		if def.problem != nil {
@@ -274,7 +302,8 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 		flags = append(flags, compiled[i])
 	}
 	set.index = newFlagIndex(flags)
-	if _, keyed := top["flags"].(map[string]any); keyed {
+	switch top["flags"].(type) {
+	case map[string]any, lazyFlags:
 		slices.SortStableFunc(set.problems, func(a, b FlagProblem) int { return strings.Compare(a.Flag, b.Flag) })
 		slices.SortStableFunc(l.warnings, func(a, b warning) int { return strings.Compare(a.flag, b.flag) })
 	}
@@ -309,6 +338,7 @@ func (l *loader) compileAll(defs []flagDef, setMeta map[string]any) []*flag {
 	}
 	wg.Wait()
 	for i := range subs {
+		l.notJSON = l.notJSON || subs[i].notJSON
 		l.warnings = append(l.warnings, subs[i].warnings...)
 		for j, p := range subs[i].problems {
 			l.addProblems(j, p)
@@ -334,6 +364,17 @@ func loadWorkers(n int) int {
 
 func (l *loader) compileRange(defs []flagDef, setMeta map[string]any, out []*flag, lo, hi int) {
 	for i := lo; i < hi; i++ {
+		if defs[i].span != nil {
+			if l.dec == nil {
+				l.dec = &fastDecoder{intern: make(map[string]any, 64), nums: make(map[string]any, 16)}
+			}
+			raw, ok := l.dec.decodeSpan(defs[i].span)
+			if !ok {
+				l.notJSON = true
+				return
+			}
+			defs[i].raw = raw
+		}
 		if defs[i].problem == nil {
 			var p []FlagProblem
 			out[i], p = l.compileFlag(&defs[i], setMeta)
@@ -347,6 +388,7 @@ func (l *loader) compileRange(defs []flagDef, setMeta map[string]any, out []*fla
 type flagDef struct {
 	key     string
 	raw     any
+	span    []byte // the definition as written, until it is decoded into raw
 	problem error
 	unnamed bool // an entry without a key: it cannot be asked for
 	index   int  // in an array of flags; -1 when "flags" is an object
@@ -372,6 +414,12 @@ func flagDefinitions(top map[string]any) ([]flagDef, error) {
 		return nil, &DocumentError{Msg: `"flags" is missing`}
 	}
 	switch t := raw.(type) {
+	case lazyFlags:
+		defs := make([]flagDef, len(t.keys))
+		for i, k := range t.keys {
+			defs[i] = flagDef{key: k, span: t.spans[i], index: -1}
+		}
+		return lastOfEachKey(defs), nil
 	case map[string]any:
 		// In map order: load sorts what it reports by flag key, which is
 		// cheaper than sorting every key of a large flag set.
@@ -400,6 +448,34 @@ func flagDefinitions(top map[string]any) ([]flagDef, error) {
 		return defs, nil
 	}
 	return nil, &DocumentError{Msg: fmt.Sprintf(`"flags" is %s, not an object or an array`, jsonType(raw)), Path: []string{"flags"}}
+}
+
+// lastOfEachKey keeps the last definition of each key, as decoding the
+// object into a map would.
+func lastOfEachKey(defs []flagDef) []flagDef {
+	size := 1
+	for size < 2*len(defs) {
+		size <<= 1
+	}
+	mask := uint64(size - 1)
+	slots := make([]int32, size) // index+1 in defs; 0 is free
+	dropped := 0
+	for i := range defs {
+		h := keyHash(0, defs[i].key) & mask
+		for ; slots[h] != 0; h = (h + 1) & mask {
+			if j := slots[h] - 1; defs[j].key == defs[i].key {
+				defs[j].span, dropped = nil, dropped+1
+				slots[h] = int32(i + 1)
+				goto next
+			}
+		}
+		slots[h] = int32(i + 1)
+	next:
+	}
+	if dropped == 0 {
+		return defs
+	}
+	return slices.DeleteFunc(defs, func(d flagDef) bool { return d.span == nil })
 }
 
 // metadata keeps the string, number and boolean entries of a metadata

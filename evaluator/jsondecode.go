@@ -33,6 +33,8 @@ type fastDecoder struct {
 	stack  []any          // elements of the arrays and objects being built
 	keys   []string
 	refs   bool // some object has a "$ref" key
+	// lazy: a "flags" object is read as lazyFlags.
+	lazy bool
 
 	// A "flags" object of wideMin bytes or more is decoded by up to
 	// workers goroutines (see parallelObject).
@@ -50,8 +52,16 @@ func decodeFast(data []byte) (v any, refs, ok bool) {
 // decodeFastWide is decodeFast with the parallel decoding of a large
 // "flags" object set as given.
 func decodeFastWide(data []byte, wideMin, workers int) (v any, refs, ok bool) {
-	d := fastDecoder{data: data, intern: make(map[string]any, 64), nums: make(map[string]any, 16),
-		wideMin: wideMin, workers: workers}
+	return decodeFastWith(fastDecoder{data: data, wideMin: wideMin, workers: workers})
+}
+
+// decodeFastLazy is decodeFast reading a "flags" object as lazyFlags.
+func decodeFastLazy(data []byte) (v any, refs, ok bool) {
+	return decodeFastWith(fastDecoder{data: data, lazy: true})
+}
+
+func decodeFastWith(d fastDecoder) (v any, refs, ok bool) {
+	d.intern, d.nums = make(map[string]any, 64), make(map[string]any, 16)
 	v, ok = d.value()
 	if !ok {
 		return nil, false, false
@@ -61,6 +71,20 @@ func decodeFastWide(data []byte, wideMin, workers int) (v any, refs, ok bool) {
 		return nil, false, false
 	}
 	return v, d.refs, true
+}
+
+// objectAhead reports whether an object starts at d.pos (after spaces).
+func (d *fastDecoder) objectAhead() bool {
+	d.space()
+	return d.pos < len(d.data) && d.data[d.pos] == '{'
+}
+
+// decodeSpan decodes data, one value, with d's interned strings.
+func (d *fastDecoder) decodeSpan(data []byte) (any, bool) {
+	d.data, d.pos, d.depth = data, 0, 1
+	v, ok := d.value()
+	d.space()
+	return v, ok && d.pos == len(d.data)
 }
 
 func (d *fastDecoder) space() {
@@ -126,7 +150,9 @@ func (d *fastDecoder) member() (string, any, bool) {
 	}
 	d.pos++
 	var v any
-	if d.depth == 1 && k == "flags" && d.wideObjectAhead() {
+	if d.depth == 1 && k == "flags" && d.lazy && d.objectAhead() {
+		v, ok = d.lazyMembers()
+	} else if d.depth == 1 && k == "flags" && d.wideObjectAhead() {
 		v, ok = d.parallelObject()
 	} else {
 		v, ok = d.value()
