@@ -31,7 +31,6 @@ type FlagSet struct {
 	version  fractional.Version
 	clock    func() time.Time
 	enrich   map[string]any
-	use      *UsageCounter // counts the evaluations, once attached (usage.go)
 }
 
 // flag is one compiled flag.
@@ -58,9 +57,6 @@ type flag struct {
 	fingerprint [fingerprintSize]byte
 	defaultIdx  int32 // -1: no default variant
 	disabled    bool
-	// use is the header of the flag's counters, shared with the versions
-	// of the flag before and after it (usage.go); nil until attached.
-	use *flagUse
 }
 
 const fingerprintSize = 16
