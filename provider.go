@@ -647,7 +647,10 @@ func (s *sink) Fatal(err error) {
 // cached flag set evaluates exactly as the live one did.
 func (p *Provider) compile(flags []byte, syncCtx map[string]any) (*evaluator.FlagSet, error) {
 	p.compiled.Add(1)
-	set, err := evaluator.Load(flags, p.loadOpts...)
+	// The flags in force lend the new set every flag written as before:
+	// an update that changes one flag of many compiles that one.
+	opts := append(slices.Clip(p.loadOpts), evaluator.WithPrevious(p.snap.Load()))
+	set, err := evaluator.Load(flags, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"maps"
 	"math"
@@ -31,6 +32,7 @@ type FlagSet struct {
 	version  fractional.Version
 	clock    func() time.Time
 	enrich   map[string]any
+	reuseKey uint64 // what else a flag's compilation depends on (see WithPrevious)
 }
 
 // flag is one compiled flag.
@@ -55,8 +57,14 @@ type flag struct {
 	// fingerprint is the first half of a SHA-256 (see loader.fingerprint):
 	// it only tells a flag from the same key's previous definition.
 	fingerprint [fingerprintSize]byte
-	defaultIdx  int32 // -1: no default variant
-	disabled    bool
+	// written is a hash of the definition as written, and reusable says
+	// that it compiled without a problem or a warning: a later flag set
+	// whose definition of the key is written the same takes this flag
+	// as it is (see WithPrevious).
+	written    uint64
+	defaultIdx int32 // -1: no default variant
+	disabled   bool
+	reusable   bool
 }
 
 const fingerprintSize = 16
@@ -82,7 +90,23 @@ type config struct {
 	strict  bool
 	logger  *slog.Logger
 	clock   func() time.Time
+	prev    *FlagSet
 }
+
+// WithPrevious names the flag set that the document replaces: a flag
+// whose definition is written exactly as it was there, in a document
+// whose $evaluators and metadata are the same, is taken from it as it is
+// instead of being decoded and compiled again. An update that changes a
+// few flags of many then costs little more than finding the flags in the
+// document. Flags that had a problem or a warning are compiled again, so
+// that they are reported again.
+func WithPrevious(set *FlagSet) Option {
+	return func(c *config) { c.prev = set }
+}
+
+// writtenSeed hashes definitions as written: flag sets are only compared
+// within a process.
+var writtenSeed = maphash.MakeSeed()
 
 // WithFractionalVersion selects the bucketing of the fractional operator
 // (fractional.V2 by default, which is what flagd uses today).
@@ -206,6 +230,7 @@ type loader struct {
 	// does not decode.
 	dec     *fastDecoder
 	notJSON bool
+	prev    *flagIndex // the flags of WithPrevious, when they can be reused
 }
 
 // errNotJSON is load's answer when a definition of lazyFlags is not JSON.
@@ -275,6 +300,12 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 		l.evaluators = evs
 	}
 	set.metadata = l.metadata(nil, top["metadata"])
+	ctx := canonicalAppend(nil, l.evaluators)
+	ctx = canonicalAppend(ctx, set.metadata)
+	set.reuseKey = maphash.Bytes(writtenSeed, append(ctx, byte(set.version)))
+	if p := l.cfg.prev; p != nil && p.reuseKey == set.reuseKey {
+		l.prev = &p.index
+	}
 
 	defs, err := flagDefinitions(top)
 	if err != nil {
@@ -328,7 +359,7 @@ func (l *loader) compileAll(defs []flagDef, setMeta map[string]any) []*flag {
 	var wg sync.WaitGroup
 	for w := range subs {
 		sub := &subs[w]
-		*sub = loader{cfg: l.cfg, evaluators: l.evaluators, noRefs: l.noRefs}
+		*sub = loader{cfg: l.cfg, evaluators: l.evaluators, noRefs: l.noRefs, prev: l.prev}
 		lo, hi := w*chunk, min((w+1)*chunk, len(defs))
 		wg.Go(func() { sub.compileRange(defs, setMeta, out, lo, hi) })
 	}
@@ -360,7 +391,15 @@ func loadWorkers(n int) int {
 
 func (l *loader) compileRange(defs []flagDef, setMeta map[string]any, out []*flag, lo, hi int) {
 	for i := lo; i < hi; i++ {
-		if defs[i].span != nil {
+		var written uint64
+		if span := defs[i].span; span != nil {
+			written = maphash.Bytes(writtenSeed, span)
+			if l.prev != nil {
+				if f := l.prev.get(defs[i].key); f != nil && f.reusable && f.written == written {
+					out[i] = f
+					continue
+				}
+			}
 			if l.dec == nil {
 				l.dec = &fastDecoder{intern: make(map[string]any, 64), nums: make(map[string]any, 16)}
 			}
@@ -372,11 +411,14 @@ func (l *loader) compileRange(defs []flagDef, setMeta map[string]any, out []*fla
 			defs[i].raw = raw
 		}
 		if defs[i].problem == nil {
-			var p []FlagProblem
-			out[i], p = l.compileFlag(&defs[i], setMeta)
+			warned := len(l.warnings)
+			f, p := l.compileFlag(&defs[i], setMeta)
 			if len(p) > 0 {
 				l.addProblems(i, p)
 			}
+			f.written = written
+			f.reusable = written != 0 && len(p) == 0 && len(l.warnings) == warned
+			out[i] = f
 		}
 	}
 }

@@ -1,0 +1,102 @@
+package evaluator
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/flagsnap/flagsnap/internal/flaggen"
+)
+
+// A flag written as before is taken from the previous set; a changed one,
+// one with a warning and every flag after a change of $evaluators or
+// metadata are compiled again; and the set answers as one loaded afresh.
+func TestWithPreviousReusesUnchangedFlags(t *testing.T) {
+	for _, n := range []int{5, 3000} { // sequential and parallel loads
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			a, b := flaggen.Generate(n, 0), flaggen.Generate(n, 1)
+			prev, err := Load(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			next, err := Load(b, WithPrevious(prev))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fresh, err := Load(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			changedKey := fmt.Sprintf("flag_%d", n/2)
+			reused := 0
+			for _, key := range next.Keys() {
+				if next.flag(key) == prev.flag(key) {
+					reused++
+					if key == changedKey {
+						t.Errorf("%s changed but was reused", key)
+					}
+				}
+				for _, ctx := range []map[string]any{nil, {"targetingKey": "u1", "version": "1.2.3", "attr_1": "value-1"}} {
+					got, want := next.ResolveBool(key, false, ctx), fresh.ResolveBool(key, false, ctx)
+					gs, ws := next.ResolveString(key, "", ctx), fresh.ResolveString(key, "", ctx)
+					if fmt.Sprint(got, gs) != fmt.Sprint(want, ws) {
+						t.Fatalf("%s: %v %v, loaded afresh %v %v", key, got, gs, want, ws)
+					}
+				}
+			}
+			if reused != n-1 {
+				t.Errorf("%d flags reused, want %d", reused, n-1)
+			}
+			if _, _, changed := next.Changes(prev); len(changed) != 1 || changed[0] != changedKey {
+				t.Errorf("changed %q, want %q", changed, changedKey)
+			}
+		})
+	}
+
+	doc := `{"metadata": {"team": "%s"}, "$evaluators": {"e": {"==": [{"var": "x"}, "%s"]}}, "flags": {
+	  "plain": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"},
+	  "ref": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+	    "targeting": {"if": [{"$ref": "e"}, "on", "off"]}},
+	  "warned": {"state": "enabled", "variants": {"on": true}, "defaultVariant": "on"}}}`
+	load := func(team, x string, prev *FlagSet) *FlagSet {
+		t.Helper()
+		set, err := Load(fmt.Appendf(nil, doc, team, x), WithPrevious(prev))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return set
+	}
+	first := load("a", "1", nil)
+	same := load("a", "1", first)
+	if same.flag("plain") != first.flag("plain") || same.flag("ref") != first.flag("ref") {
+		t.Error("flags written as before were compiled again")
+	}
+	if same.flag("warned") == first.flag("warned") {
+		t.Error("a flag with a warning was reused: its warning would not be logged again")
+	}
+	for _, c := range []struct{ team, x, why string }{{"b", "1", "metadata"}, {"a", "2", "$evaluators"}} {
+		other := load(c.team, c.x, first)
+		if other.flag("plain") == first.flag("plain") || other.flag("ref") == first.flag("ref") {
+			t.Errorf("%s changed, and flags were reused", c.why)
+		}
+		if got := other.ResolveBool("ref", false, map[string]any{"x": c.x}); !got.Value {
+			t.Errorf("%s changed: ref answers %+v", c.why, got)
+		}
+	}
+}
+
+// A definition that is not JSON makes the document's error the one
+// encoding/json reports, wherever the definition is.
+func TestLazyDefinitionNotJSON(t *testing.T) {
+	for _, doc := range []string{
+		`{"flags": {"a": {"state": tru}}}`,
+		`{"flags": {"a": {"state": "ENABLED",}}}`,
+		`{"flags": {"a": {]}}`,
+		`{"flags": {"a": 1x}}`,
+	} {
+		_, err := Load([]byte(doc))
+		if err == nil || !strings.Contains(err.Error(), "line") {
+			t.Errorf("%s: %v, want a syntax error with its place", doc, err)
+		}
+	}
+}
