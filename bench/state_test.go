@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,32 +60,83 @@ func BenchmarkUpdate(b *testing.B) {
 			sink.Update(source.Update{Flags: doc, Origin: "bench"})
 		}
 	})
-	// S5: one flag of 1,000 changed.
-	b.Run("S5_one_changed_in_1000", func(b *testing.B) {
-		docs := [2][]byte{generate(1000, 0), generate(1000, 1)}
-		_, sink := provider(b, docs[1], fractional.V2)
+	// S5 and S10: one flag of 1,000 and of 10,000 changed. Every S row
+	// but S4 is such an update; these say so in their names.
+	for _, s := range []struct {
+		id string
+		n  int
+	}{{"S5_one_changed_in_1000", 1000}, {"S10_one_changed_in_10000", 10_000}} {
+		b.Run(s.id, func(b *testing.B) {
+			docs := [2][]byte{generate(s.n, 0), generate(s.n, 1)}
+			_, sink := provider(b, docs[1], fractional.V2)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(docs[0])))
+			i := 0
+			for b.Loop() {
+				sink.Update(source.Update{Flags: docs[i%2], Origin: "bench"})
+				i++
+			}
+		})
+	}
+	// S11 is the yardstick of S10: reading the same document, a file at
+	// rest, and checking that it is JSON, the least any reader does.
+	b.Run("S11_read_10000", func(b *testing.B) {
+		path := filepath.Join(b.TempDir(), "flags.json")
+		if err := os.WriteFile(path, generate(10_000, 0), 0o644); err != nil {
+			b.Fatal(err)
+		}
 		b.ReportAllocs()
-		i := 0
 		for b.Loop() {
-			sink.Update(source.Update{Flags: docs[i%2], Origin: "bench"})
-			i++
+			doc, err := os.ReadFile(path)
+			if err != nil || !json.Valid(doc) {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(doc)))
 		}
 	})
 }
 
 // BenchmarkLoad is evaluator.Load alone for the same sizes, the part of an
-// update that does not depend on the provider.
+// update that does not depend on the provider. From 100,000 flags on, it
+// also reports the heap the flag set holds after garbage collection
+// (steady-MiB) and the most the heap held during the load (peak-MiB), both
+// less the document and what was there before.
 func BenchmarkLoad(b *testing.B) {
-	for _, n := range []int{5, 1000, 10_000, 100_000} {
+	for _, n := range []int{5, 1000, 10_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			if n > 100_000 && os.Getenv(hugeEnv) == "" {
+				b.Skipf("set %s=1 to load a million flags", hugeEnv)
+			}
 			doc := generate(n, 0)
 			b.ReportAllocs()
 			b.SetBytes(int64(len(doc)))
+			if n < 100_000 {
+				for b.Loop() {
+					if _, err := evaluator.Load(doc); err != nil {
+						b.Fatal(err)
+					}
+				}
+				return
+			}
+			var steady, peak uint64
 			for b.Loop() {
-				if _, err := evaluator.Load(doc); err != nil {
+				b.StopTimer()
+				base := heapInUse()
+				watch := startPeakWatch()
+				b.StartTimer()
+				set, err := evaluator.Load(doc)
+				if err != nil {
 					b.Fatal(err)
 				}
+				b.StopTimer()
+				peak = watch.stop() - base
+				steady = heapInUse() - base
+				runtime.KeepAlive(set)
+				b.StartTimer()
 			}
+			b.ReportMetric(float64(steady)/(1<<20), "steady-MiB")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+			b.ReportMetric(float64(steady)/float64(n), "steady-B/flag")
 		})
 	}
 }
