@@ -2,6 +2,7 @@ package flagsnap
 
 import (
 	"context"
+	"crypto/sha256"
 
 	"github.com/flagsnap/flagsnap/evaluator"
 	"github.com/flagsnap/flagsnap/source"
@@ -29,7 +30,7 @@ func (p *Provider) compileFixed(doc []byte) (*fixedFlags, error) {
 func (f *fixedFlags) Run(ctx context.Context, s source.Sink) error {
 	sk := s.(*sink)
 	sk.p.stats.delivered()
-	_ = sk.put(f.set, f.update)
+	_ = sk.put(f.set, f.update, sha256.Sum256(f.update.Flags))
 	<-ctx.Done()
 	return nil
 }

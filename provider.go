@@ -493,14 +493,15 @@ func (s *sink) Update(u source.Update) error {
 	r.mu.Lock()
 	r.last.set, r.last.digest, r.last.syncCtx = set, digest, u.SyncContext
 	r.mu.Unlock()
-	return s.put(set, u)
+	return s.put(set, u, digest)
 }
 
-// put puts set, compiled from u, in force, unless the run has ended.
-func (s *sink) put(set *evaluator.FlagSet, u source.Update) error {
+// put puts set, compiled from u, whose SHA-256 is digest, in force, unless
+// the run has ended.
+func (s *sink) put(set *evaluator.FlagSet, u source.Update, digest [sha256.Size]byte) error {
 	r := (*run)(s)
 	p := r.p
-	changes, ok := r.accept(set, u.Origin, sha256.Sum256(u.Flags))
+	changes, ok := r.accept(set, u.Origin, digest)
 	if !ok {
 		return errShutDown
 	}

@@ -29,12 +29,13 @@ func decodeDocument(doc []byte) (map[string]any, error) {
 // may hold a {"$ref": …}: when it certainly does not, nothing needs to be
 // substituted.
 func decodeDocumentRefs(doc []byte) (top map[string]any, mayRef bool, err error) {
-	return decodeDocumentWith(doc, false)
+	return decodeDocumentWith(doc, false, 0)
 }
 
 // decodeDocumentWith is decodeDocumentRefs; with lazy, a JSON "flags"
-// object may be left as lazyFlags.
-func decodeDocumentWith(doc []byte, lazy bool) (top map[string]any, mayRef bool, err error) {
+// object may be left as lazyFlags, of about flags members if that is
+// known.
+func decodeDocumentWith(doc []byte, lazy bool, flags int) (top map[string]any, mayRef bool, err error) {
 	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimLeft(doc, " \t\r\n")
 	if len(trimmed) == 0 {
@@ -46,7 +47,7 @@ func decodeDocumentWith(doc []byte, lazy bool) (top map[string]any, mayRef bool,
 		var ok bool
 		decode := decodeFast
 		if lazy {
-			decode = decodeFastLazy
+			decode = func(data []byte) (any, bool, bool) { return decodeFastLazy(data, flags) }
 		}
 		if raw, mayRef, ok = decode(doc); !ok {
 			// encoding/json says what is wrong, and where; should it

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -33,6 +34,12 @@ type FlagSet struct {
 	clock    func() time.Time
 	enrich   map[string]any
 	reuseKey uint64 // what else a flag's compilation depends on (see WithPrevious)
+	// id tells flag sets apart. A set that took flags from the one whose
+	// id is from (WithPrevious) lists the flags it compiled in fresh and
+	// counts the others in reused: Changes from that set needs no more.
+	id, from uint64
+	fresh    []*flag
+	reused   int
 }
 
 // flag is one compiled flag.
@@ -108,6 +115,8 @@ func WithPrevious(set *FlagSet) Option {
 // within a process.
 var writtenSeed = maphash.MakeSeed()
 
+var lastSetID atomic.Uint64
+
 // WithFractionalVersion selects the bucketing of the fractional operator
 // (fractional.V2 by default, which is what flagd uses today).
 func WithFractionalVersion(v fractional.Version) Option {
@@ -160,7 +169,11 @@ func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 	if !cfg.version.Valid() {
 		return nil, fmt.Errorf("invalid fractional version %v", cfg.version)
 	}
-	top, mayRef, err := decodeDocumentWith(doc, true)
+	hint := 0
+	if cfg.prev != nil {
+		hint = cfg.prev.Len()
+	}
+	top, mayRef, err := decodeDocumentWith(doc, true, hint)
 	if err != nil {
 		return nil, err
 	}
@@ -291,6 +304,7 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 	set := &FlagSet{
 		version: l.cfg.version,
 		clock:   l.cfg.clock,
+		id:      lastSetID.Add(1),
 	}
 	if raw, ok := top["$evaluators"]; ok && raw != nil {
 		evs, ok := raw.(map[string]any)
@@ -304,7 +318,7 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 	ctx = canonicalAppend(ctx, set.metadata)
 	set.reuseKey = maphash.Bytes(writtenSeed, append(ctx, byte(set.version)))
 	if p := l.cfg.prev; p != nil && p.reuseKey == set.reuseKey {
-		l.prev = &p.index
+		l.prev, set.from = &p.index, p.id
 	}
 
 	defs, err := flagDefinitions(top)
@@ -326,6 +340,12 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 			continue
 		}
 		set.problems = append(set.problems, l.problems[i]...)
+		switch {
+		case def.reused:
+			set.reused++
+		case set.from != 0:
+			set.fresh = append(set.fresh, compiled[i])
+		}
 		flags = append(flags, compiled[i])
 	}
 	set.index = newFlagIndex(flags)
@@ -397,8 +417,12 @@ func (l *loader) compileRange(defs []flagDef, setMeta map[string]any, out []*fla
 			if l.prev != nil {
 				if f := l.prev.get(defs[i].key); f != nil && f.reusable && f.written == written {
 					out[i] = f
+					defs[i].key, defs[i].keyView, defs[i].reused = f.key, false, true
 					continue
 				}
+			}
+			if defs[i].keyView {
+				defs[i].key, defs[i].keyView = strings.Clone(defs[i].key), false
 			}
 			if l.dec == nil {
 				l.dec = &fastDecoder{intern: make(map[string]any, 64), nums: make(map[string]any, 16)}
@@ -427,6 +451,8 @@ type flagDef struct {
 	key     string
 	raw     any
 	span    []byte // the definition as written, until it is decoded into raw
+	keyView bool   // key is a view of the document's bytes (see lazyFlags)
+	reused  bool   // the flag was taken from WithPrevious
 	problem error
 	unnamed bool // an entry without a key: it cannot be asked for
 	index   int  // in an array of flags; -1 when "flags" is an object
@@ -453,11 +479,7 @@ func flagDefinitions(top map[string]any) ([]flagDef, error) {
 	}
 	switch t := raw.(type) {
 	case lazyFlags:
-		defs := make([]flagDef, len(t.keys))
-		for i, k := range t.keys {
-			defs[i] = flagDef{key: k, span: t.spans[i], index: -1}
-		}
-		return lastOfEachKey(defs), nil
+		return lastOfEachKey(t.defs), nil
 	case map[string]any:
 		// In map order: load sorts what it reports by flag key, which is
 		// cheaper than sorting every key of a large flag set.

@@ -34,7 +34,8 @@ type fastDecoder struct {
 	keys   []string
 	refs   bool // some object has a "$ref" key
 	// lazy: a "flags" object is read as lazyFlags.
-	lazy bool
+	lazy     bool
+	lazyHint int // how many members lazyFlags will have, about
 
 	// A "flags" object of wideMin bytes or more is decoded by up to
 	// workers goroutines (see parallelObject).
@@ -56,8 +57,14 @@ func decodeFastWide(data []byte, wideMin, workers int) (v any, refs, ok bool) {
 }
 
 // decodeFastLazy is decodeFast reading a "flags" object as lazyFlags.
-func decodeFastLazy(data []byte) (v any, refs, ok bool) {
-	return decodeFastWith(fastDecoder{data: data, lazy: true})
+// flags is about how many members it has, or 0 when that is not known.
+func decodeFastLazy(data []byte, flags int) (v any, refs, ok bool) {
+	if flags <= 0 {
+		// About the size of the definitions of the standard mix: growing
+		// the list as it fills costs more than a guess that is too large.
+		flags = len(data) / 128
+	}
+	return decodeFastWith(fastDecoder{data: data, lazy: true, lazyHint: flags})
 }
 
 func decodeFastWith(d fastDecoder) (v any, refs, ok bool) {

@@ -1,6 +1,10 @@
 package evaluator
 
-import "bytes"
+import (
+	"bytes"
+	"unicode/utf8"
+	"unsafe"
+)
 
 // Load does not decode a "flags" object as a whole: it only finds where
 // each flag's definition is written (lazyFlags), and each is decoded by
@@ -9,11 +13,14 @@ import "bytes"
 // of all the flags at once, and a definition written exactly as in the
 // flag set in force need not be decoded at all (see WithPrevious).
 
-// lazyFlags is a "flags" object whose members are not decoded yet: keys
-// in document order, each with the bytes of its value.
+// lazyFlags is a "flags" object whose members are not decoded yet: a
+// definition for each member, in document order, with the bytes of its
+// value as span. A key written without escapes is a view of the
+// document's bytes (keyView), which the loader replaces with a string of
+// its own before anything keeps it: most keys are those of a flag set in
+// force, and are found there.
 type lazyFlags struct {
-	keys  []string
-	spans [][]byte
+	defs []flagDef
 }
 
 // lazyMembers reads the object at d.pos as lazyFlags. The values are only
@@ -21,7 +28,7 @@ type lazyFlags struct {
 // JSON may pass here; decoding a value finds it out. ok is false for what
 // is certainly not JSON.
 func (d *fastDecoder) lazyMembers() (lazyFlags, bool) {
-	var lf lazyFlags
+	lf := lazyFlags{defs: make([]flagDef, 0, d.lazyHint)}
 	d.pos++ // '{'
 	d.space()
 	if d.pos < len(d.data) && d.data[d.pos] == '}' {
@@ -33,7 +40,7 @@ func (d *fastDecoder) lazyMembers() (lazyFlags, bool) {
 		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
 			return lf, false
 		}
-		kv, ok := d.str()
+		key, view, ok := d.key()
 		if !ok {
 			return lf, false
 		}
@@ -47,8 +54,7 @@ func (d *fastDecoder) lazyMembers() (lazyFlags, bool) {
 		if !d.skipValue() {
 			return lf, false
 		}
-		lf.keys = append(lf.keys, kv.(string))
-		lf.spans = append(lf.spans, d.data[start:d.pos])
+		lf.defs = append(lf.defs, flagDef{key: key, keyView: view, span: d.data[start:d.pos], index: -1})
 		more, ok := d.after('}')
 		if !ok {
 			return lf, false
@@ -57,6 +63,29 @@ func (d *fastDecoder) lazyMembers() (lazyFlags, bool) {
 			return lf, true
 		}
 	}
+}
+
+// key reads a member's key at d.pos: a view of the document's bytes when
+// it is plain ASCII without escapes, which str would return unchanged.
+func (d *fastDecoder) key() (key string, view, ok bool) {
+	start := d.pos + 1
+	for p := start; p < len(d.data); p++ {
+		switch c := d.data[p]; {
+		case c == '"':
+			d.pos = p + 1
+			if p == start {
+				return "", false, true
+			}
+			return unsafe.String(&d.data[start], p-start), true, true
+		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
+			kv, ok := d.str()
+			if !ok {
+				return "", false, false
+			}
+			return kv.(string), false, true
+		}
+	}
+	return "", false, false
 }
 
 var refKey = []byte(`"$ref"`)
@@ -88,13 +117,7 @@ func (d *fastDecoder) skipValue() bool {
 		switch d.data[p] {
 		case '"':
 			open := p
-			for p++; p < len(d.data) && d.data[p] != '"'; p++ {
-				if d.data[p] == '\\' {
-					d.refs = true
-					p++
-				}
-			}
-			if p >= len(d.data) {
+			if p = d.stringEnd(p + 1); p < 0 {
 				return false
 			}
 			if p-open == 5 && bytes.Equal(d.data[open:p+1], refKey) {
@@ -114,4 +137,31 @@ func (d *fastDecoder) skipValue() bool {
 		}
 	}
 	return false
+}
+
+// stringEnd returns the index of the quote that ends the string whose
+// content starts at p, or -1. A string with escapes is noted as a
+// possible "$ref".
+func (d *fastDecoder) stringEnd(p int) int {
+	for {
+		q := bytes.IndexByte(d.data[p:], '"')
+		if q < 0 {
+			return -1
+		}
+		q += p
+		if bytes.IndexByte(d.data[p:q], '\\') < 0 {
+			return q
+		}
+		d.refs = true
+		// The quote ends the string unless an odd run of backslashes
+		// escapes it.
+		n := 0
+		for i := q - 1; i >= p && d.data[i] == '\\'; i-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q
+		}
+		p = q + 1
+	}
 }

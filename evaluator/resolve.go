@@ -377,6 +377,9 @@ func (s *FlagSet) Enrichment() map[string]any { return s.enrich }
 // state, variants, default variant, targeting or metadata). A nil old is an
 // empty flag set.
 func (s *FlagSet) Changes(old *FlagSet) (added, removed, changed []string) {
+	if old != nil && s.from != 0 && s.from == old.id {
+		return s.changesFrom(old)
+	}
 	var before flagIndex
 	if old != nil {
 		before = old.index

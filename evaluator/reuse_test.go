@@ -85,6 +85,45 @@ func TestWithPreviousReusesUnchangedFlags(t *testing.T) {
 	}
 }
 
+// Changes from the set flags were taken from finds the flags added,
+// removed and changed as a comparison of every flag does.
+func TestChangesFromPrevious(t *testing.T) {
+	def := `{"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "%s"}`
+	doc := func(flags map[string]string) []byte {
+		var b strings.Builder
+		b.WriteString(`{"flags": {`)
+		i := 0
+		for k, v := range flags {
+			if i++; i > 1 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `"%s": `+def, k, v)
+		}
+		b.WriteString("}}")
+		return []byte(b.String())
+	}
+	prev, err := Load(doc(map[string]string{"a": "on", "b": "on", "c": "on", "d": "on"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := Load(doc(map[string]string{"a": "on", "b": "off", "d": "on", "e": "on"}), WithPrevious(prev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.from != prev.id || next.reused != 2 {
+		t.Fatalf("from %d (want %d), %d reused (want 2)", next.from, prev.id, next.reused)
+	}
+	added, removed, changed := next.Changes(prev)
+	if fmt.Sprint(added, removed, changed) != "[e] [c] [b]" {
+		t.Errorf("added %q, removed %q, changed %q", added, removed, changed)
+	}
+	other, _ := Load(doc(map[string]string{"a": "off"}))
+	added, removed, changed = next.Changes(other)
+	if fmt.Sprint(added, removed, changed) != "[b d e] [] [a]" {
+		t.Errorf("from another set: added %q, removed %q, changed %q", added, removed, changed)
+	}
+}
+
 // A definition that is not JSON makes the document's error the one
 // encoding/json reports, wherever the definition is.
 func TestLazyDefinitionNotJSON(t *testing.T) {
