@@ -244,6 +244,8 @@ type loader struct {
 	dec     *fastDecoder
 	notJSON bool
 	prev    *flagIndex // the flags of WithPrevious, when they can be reused
+	// variants is reused by compileSpan for each definition's variants.
+	variants variantList
 }
 
 // errNotJSON is load's answer when a definition of lazyFlags is not JSON.
@@ -427,16 +429,20 @@ func (l *loader) compileRange(defs []flagDef, setMeta map[string]any, out []*fla
 			if l.dec == nil {
 				l.dec = &fastDecoder{intern: make(map[string]any, 64), nums: make(map[string]any, 16)}
 			}
-			raw, ok := l.dec.decodeSpan(defs[i].span)
-			if !ok {
-				l.notJSON = true
-				return
-			}
-			defs[i].raw = raw
 		}
 		if defs[i].problem == nil {
 			warned := len(l.warnings)
-			f, p := l.compileFlag(&defs[i], setMeta)
+			var f *flag
+			var p []FlagProblem
+			if defs[i].span != nil {
+				var ok bool
+				if f, p, ok = l.compileSpan(&defs[i], setMeta); !ok {
+					l.notJSON = true
+					return
+				}
+			} else {
+				f, p = l.compileFlag(&defs[i], setMeta)
+			}
 			if len(p) > 0 {
 				l.addProblems(i, p)
 			}
@@ -589,21 +595,38 @@ func newFlag(key string) *flag {
 // compileFlag compiles a definition and lists its problems: all of them,
 // for flagsnap validate. A flag with problems answers the first.
 func (l *loader) compileFlag(fd *flagDef, setMeta map[string]any) (*flag, []FlagProblem) {
-	key := fd.key
-	f := newFlag(key)
 	def, ok := fd.raw.(map[string]any)
 	if !ok {
+		f := newFlag(fd.key)
 		err := fmt.Errorf("definition is %s, not an object", jsonType(fd.raw))
 		f.breakWith(err, fd.path())
-		return f, []FlagProblem{{Flag: key, Path: fd.path(), Err: err}}
+		return f, []FlagProblem{{Flag: fd.key, Path: fd.path(), Err: err}}
 	}
-	flagMeta := l.metadata(fd, def["metadata"])
-	if len(setMeta)+len(flagMeta) > 0 {
+	return l.compileFields(fd, defFields{state: def["state"], variants: def["variants"], defaultVariant: def["defaultVariant"],
+		targeting: def["targeting"], metadata: def["metadata"]}, setMeta)
+}
+
+// defFields are the members of a definition that the loader reads, as
+// decoded; variants may also be a *variantList.
+type defFields struct {
+	state, variants, defaultVariant, targeting, metadata any
+}
+
+// compileFields is compileFlag on the members of the definition.
+func (l *loader) compileFields(fd *flagDef, def defFields, setMeta map[string]any) (*flag, []FlagProblem) {
+	key := fd.key
+	f := newFlag(key)
+	flagMeta := l.metadata(fd, def.metadata)
+	if len(flagMeta) == 0 && len(setMeta) > 0 {
+		// Shared by every flag without metadata of its own: nothing
+		// writes to it.
+		f.metadata = setMeta
+	} else if len(setMeta)+len(flagMeta) > 0 {
 		f.metadata = make(map[string]any, len(setMeta)+len(flagMeta))
 		maps.Copy(f.metadata, setMeta)
 		maps.Copy(f.metadata, flagMeta)
 	}
-	switch state := def["state"]; state {
+	switch state := def.state; state {
 	case "ENABLED":
 	case "DISABLED":
 		f.disabled = true
@@ -611,16 +634,16 @@ func (l *loader) compileFlag(fd *flagDef, setMeta map[string]any) (*flag, []Flag
 		l.warn(key, fd.path("state"), fmt.Sprintf(`state should be "ENABLED" or "DISABLED", not %v; treated as ENABLED`, state))
 	}
 
-	targeting, refProblems := l.resolveRefs(def["targeting"])
+	targeting, refProblems := l.resolveRefs(def.targeting)
 	asWritten := targeting
 	if refProblems != nil {
 		// The flag breaks below; its rule as written still tells changes
 		// apart.
-		asWritten = def["targeting"]
+		asWritten = def.targeting
 	}
 	// flagd keeps a default variant as a plain string, so every flag set it
 	// re-encodes says "" for a flag that had none: read once, as none.
-	defaultVariant := def["defaultVariant"]
+	defaultVariant := def.defaultVariant
 	if defaultVariant == "" {
 		defaultVariant = nil
 	}
@@ -634,7 +657,7 @@ func (l *loader) compileFlag(fd *flagDef, setMeta map[string]any) (*flag, []Flag
 		problems = append(problems, FlagProblem{Flag: key, Path: fd.path(at...), Err: err})
 	}
 	variantsOK := true
-	for _, p := range f.setVariants(def["variants"]) {
+	for _, p := range f.setVariants(def.variants) {
 		add(p.err, p.at...)
 		variantsOK = variantsOK && len(p.at) > 1 // one variant's problem
 	}
@@ -697,21 +720,25 @@ type issue struct {
 // reported; a variant is of the wrong type when it differs from the first
 // (in name order) that can be read.
 func (f *flag) setVariants(raw any) []issue {
-	obj, ok := raw.(map[string]any)
+	list, ok := raw.(*variantList)
 	if !ok {
-		if raw == nil {
-			return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is missing`)}}
+		obj, ok := raw.(map[string]any)
+		if !ok {
+			if raw == nil {
+				return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is missing`)}}
+			}
+			return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is %s, not an object`, jsonType(raw))}}
 		}
-		return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is %s, not an object`, jsonType(raw))}}
+		list = &variantList{}
+		for name, v := range obj {
+			list.set(name, v)
+		}
+		list.sort()
 	}
-	if len(obj) == 0 {
+	if len(list.names) == 0 {
 		return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is empty`)}}
 	}
-	names := make([]string, 0, len(obj))
-	for name := range obj {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	names := list.names
 	if len(names) > maxScannedVariants {
 		f.variants = make(map[string]int, len(names))
 	}
@@ -719,7 +746,7 @@ func (f *flag) setVariants(raw any) []issue {
 	var problems []issue
 	first := -1 // the first variant read, whose type the others must have
 	for i, name := range names {
-		v, err := newVariant(name, obj[name])
+		v, err := newVariant(name, list.raws[i])
 		switch {
 		case err != nil:
 			problems = append(problems, issue{[]string{"variants", name}, err})
@@ -1028,10 +1055,10 @@ func (s *substitution) inside(n int, key string) {
 // so that rewriting a file without changing its meaning is not a change.
 // The parts are written into l's scratch buffer in a canonical binary form
 // and hashed once, without building a copy of the definition.
-func (l *loader) fingerprint(def map[string]any, defaultVariant, targeting any, meta map[string]any) [fingerprintSize]byte {
+func (l *loader) fingerprint(def defFields, defaultVariant, targeting any, meta map[string]any) [fingerprintSize]byte {
 	b := l.scratch[:0]
-	b = canonicalAppend(b, def["state"])
-	b = canonicalAppend(b, def["variants"])
+	b = canonicalAppend(b, def.state)
+	b = canonicalAppend(b, def.variants)
 	b = canonicalAppend(b, defaultVariant)
 	b = canonicalAppend(b, targeting)
 	b = canonicalAppend(b, meta)
@@ -1086,6 +1113,16 @@ func canonicalAppend(b []byte, x any) []byte {
 		b = binary.AppendUvarint(b, uint64(len(t)))
 		for _, el := range t {
 			b = canonicalAppend(b, el)
+		}
+		return b
+	case *variantList:
+		// As the object it was read from.
+		b = append(b, 'm')
+		b = binary.AppendUvarint(b, uint64(len(t.names)))
+		for i, k := range t.names {
+			b = binary.AppendUvarint(b, uint64(len(k)))
+			b = append(b, k...)
+			b = canonicalAppend(b, t.raws[i])
 		}
 		return b
 	}

@@ -139,3 +139,57 @@ func TestLazyDefinitionNotJSON(t *testing.T) {
 		}
 	}
 }
+
+// A definition read member by member (compileSpan) compiles as one decoded
+// into a map first: same fingerprints, problems and answers, whatever its
+// shape.
+func TestSpanReadAsDecoded(t *testing.T) {
+	docs := []string{
+		string(flaggen.Generate(300, 0)),
+		`{"metadata": {"team": "a", "v": 2}, "flags": {
+		  "m": {"state": "ENABLED", "variants": {"on": 1, "off": 2.5}, "defaultVariant": "on", "metadata": {"x": true, "y": [1]}},
+		  "dup": {"state": "DISABLED", "state": "ENABLED", "variants": {"a": "x", "a": "y", "b": "z"}, "defaultVariant": "a"},
+		  "twice": {"variants": {"a": 1}, "variants": {"b": "s"}, "state": "ENABLED", "defaultVariant": "b"},
+		  "novar": {"state": "ENABLED", "variants": [1, 2], "defaultVariant": "a"},
+		  "empty": {"state": "ENABLED", "variants": {}, "defaultVariant": ""},
+		  "obj": {"state": "ENABLED", "variants": {"o": {"k": [1, {"n": null}]}, "p": [true]}, "defaultVariant": "o", "extra": {"ignored": 1}},
+		  "mixed": {"state": "weird", "variants": {"a": 1, "b": "s"}, "defaultVariant": "a"},
+		  "esc\u00e9\"q": {"state": "ENABLED", "variants": {"\u00e9": true, "n": false}, "defaultVariant": "\u00e9",
+		    "targeting": {"if": [{"==": [{"var": "x"}, "\u00e9"]}, "n", null]}},
+		  "notobj": 7,
+		  "nul": null,
+		  "big": {"state": "ENABLED", "variants": {"a": 12345678901234567890}, "defaultVariant": "a"},
+		  "dup": {"state": "ENABLED", "variants": {"a": "last"}, "defaultVariant": "a"}}}`,
+	}
+	for i, doc := range docs {
+		lazy, err := Load([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		top, mayRef, err := decodeDocumentRefs([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := loader{cfg: config{version: lazy.version, clock: lazy.clock}, noRefs: !mayRef}
+		decoded, err := l.load(top)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(lazy.Keys()) != fmt.Sprint(decoded.Keys()) {
+			t.Fatalf("doc %d: keys %q, decoded %q", i, lazy.Keys(), decoded.Keys())
+		}
+		if fmt.Sprint(lazy.Problems()) != fmt.Sprint(decoded.Problems()) {
+			t.Errorf("doc %d: problems\n%v\ndecoded\n%v", i, lazy.Problems(), decoded.Problems())
+		}
+		for _, key := range lazy.Keys() {
+			if lazy.flag(key).fingerprint != decoded.flag(key).fingerprint {
+				t.Errorf("doc %d: %q has another fingerprint", i, key)
+			}
+			ctx := map[string]any{"x": "\u00e9", "targetingKey": "k", "attr_3": "value-3"}
+			a, b := lazy.ResolveObject(key, "d", ctx), decoded.ResolveObject(key, "d", ctx)
+			if fmt.Sprint(a) != fmt.Sprint(b) {
+				t.Errorf("doc %d: %q answers %v, decoded %v", i, key, a, b)
+			}
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package evaluator
+
+import "slices"
+
+// A definition of lazyFlags is read member by member into defFields rather
+// than decoded into a map first: the loader reads five members, and the
+// maps of a definition and its variants were most of what a load
+// allocated. What a member holds is decoded as the map would have held
+// it, so compileFields sees the same values either way.
+
+// variantList is a "variants" object as read: names and values, sorted by
+// name once read.
+type variantList struct {
+	names []string
+	raws  []any
+}
+
+// set adds a variant; a name read again replaces the earlier value, as in
+// a map.
+func (v *variantList) set(name string, raw any) {
+	if i := slices.Index(v.names, name); i >= 0 {
+		v.raws[i] = raw
+		return
+	}
+	v.names = append(v.names, name)
+	v.raws = append(v.raws, raw)
+}
+
+func (v *variantList) sort() {
+	// Variants are few: an insertion sort moves both lists together.
+	for i := 1; i < len(v.names); i++ {
+		for j := i; j > 0 && v.names[j] < v.names[j-1]; j-- {
+			v.names[j], v.names[j-1] = v.names[j-1], v.names[j]
+			v.raws[j], v.raws[j-1] = v.raws[j-1], v.raws[j]
+		}
+	}
+}
+
+// compileSpan compiles the definition written in fd.span. ok is false when
+// it is not JSON.
+func (l *loader) compileSpan(fd *flagDef, setMeta map[string]any) (f *flag, problems []FlagProblem, ok bool) {
+	d := l.dec
+	d.data, d.pos, d.depth = fd.span, 0, 1
+	if d.data[0] != '{' {
+		// Not an object: compileFlag says so.
+		if fd.raw, ok = d.decodeSpan(fd.span); !ok {
+			return nil, nil, false
+		}
+		f, problems = l.compileFlag(fd, setMeta)
+		return f, problems, true
+	}
+	var def defFields
+	list := &l.variants
+	list.names, list.raws = list.names[:0], list.raws[:0]
+	d.pos++
+	d.depth++
+	d.space()
+	if d.pos < len(d.data) && d.data[d.pos] == '}' {
+		d.pos++
+	} else {
+		for {
+			d.space()
+			if d.pos >= len(d.data) || d.data[d.pos] != '"' {
+				return nil, nil, false
+			}
+			kv, ok := d.str()
+			if !ok {
+				return nil, nil, false
+			}
+			d.space()
+			if d.pos >= len(d.data) || d.data[d.pos] != ':' {
+				return nil, nil, false
+			}
+			d.pos++
+			var v any
+			switch k := kv.(string); k {
+			case "variants":
+				if v, ok = d.variants(list); ok {
+					def.variants = v
+				}
+			default:
+				if v, ok = d.value(); !ok {
+					break
+				}
+				switch k {
+				case "state":
+					def.state = v
+				case "defaultVariant":
+					def.defaultVariant = v
+				case "targeting":
+					def.targeting = v
+				case "metadata":
+					def.metadata = v
+				}
+			}
+			if !ok {
+				return nil, nil, false
+			}
+			more, ok := d.after('}')
+			if !ok {
+				return nil, nil, false
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	d.space()
+	if d.pos != len(d.data) {
+		return nil, nil, false
+	}
+	f, problems = l.compileFields(fd, def, setMeta)
+	return f, problems, true
+}
+
+// variants reads a "variants" member's value into list when it is an
+// object, and decodes it otherwise.
+func (d *fastDecoder) variants(list *variantList) (any, bool) {
+	d.space()
+	if d.pos >= len(d.data) || d.data[d.pos] != '{' {
+		return d.value()
+	}
+	if d.depth++; d.depth > maxJSONDepth {
+		return nil, false
+	}
+	defer func() { d.depth-- }()
+	list.names, list.raws = list.names[:0], list.raws[:0]
+	d.pos++
+	d.space()
+	if d.pos < len(d.data) && d.data[d.pos] == '}' {
+		d.pos++
+		return list, true
+	}
+	for {
+		k, v, ok := d.member()
+		if !ok {
+			return nil, false
+		}
+		list.set(k, v)
+		more, ok := d.after('}')
+		if !ok {
+			return nil, false
+		}
+		if !more {
+			list.sort()
+			return list, true
+		}
+	}
+}
