@@ -44,6 +44,12 @@ type fastDecoder struct {
 
 const internMax = 32
 
+// internCap bounds how many strings a decoder interns. The strings that
+// repeat (member names, states, variant names) come early and often; past
+// the first few thousand, most strings are a flag's own (its key, its
+// values), and a map growing with them costs more than it shares.
+const internCap = 4096
+
 // decodeFast parses data, reporting ok=false for anything encoding/json
 // might not accept exactly so.
 func decodeFast(data []byte) (v any, refs, ok bool) {
@@ -313,7 +319,9 @@ func (d *fastDecoder) text(b []byte) any {
 		return v
 	}
 	var v any = string(b)
-	d.intern[v.(string)] = v
+	if len(d.intern) < internCap {
+		d.intern[v.(string)] = v
+	}
 	return v
 }
 
