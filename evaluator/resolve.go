@@ -211,18 +211,33 @@ func (s *FlagSet) ResolveBool(key string, def bool, ctx map[string]any) Resoluti
 // ResolveBoolFields is ResolveBool with the resolution's fields as separate
 // results, in the order of Resolution's fields.
 func (s *FlagSet) ResolveBoolFields(key string, def bool, ctx map[string]any) (bool, string, Reason, *Error, map[string]any) {
-	f := s.index.get(key)
+	f, i := s.index.lookup(key)
 	switch {
 	case f == nil:
+		if s.tallyMissing(key) {
+			s.use.missingSlow(key)
+		}
 		return def, "", ReasonError, ErrFlagNotFound, s.metadata
 	case f.disabled:
+		if p, b := s.tally(i, slotNone); p != nil {
+			s.countSlow(i, slotNone, p, b)
+		}
 		return def, "", ReasonDisabled, nil, f.metadata
 	case f.fixed != nil && f.fixed.k == kBool:
+		if p, b := s.tally(i, f.fixedSlot()); p != nil {
+			s.countSlow(i, f.fixedSlot(), p, b)
+		}
 		return f.fixed.b, f.fixed.name, ReasonStatic, nil, f.metadata
 	}
 	o := s.evaluateFlag(f, ctx, nil)
 	if o.v != nil && o.err == nil && o.v.k == kBool {
+		if p, b := s.tally(i, f.slotOf(o.v)); p != nil {
+			s.countSlow(i, f.slotOf(o.v), p, b)
+		}
 		return o.v.b, o.v.name, o.reason, nil, o.meta
+	}
+	if p, b := s.tally(i, failSlot(o)); p != nil {
+		s.countSlow(i, failSlot(o), p, b)
 	}
 	return typed(key, o, def, "a boolean")
 }
@@ -235,18 +250,33 @@ func (s *FlagSet) ResolveString(key string, def string, ctx map[string]any) Reso
 // ResolveStringFields is ResolveString with the resolution's fields as separate
 // results, in the order of Resolution's fields.
 func (s *FlagSet) ResolveStringFields(key string, def string, ctx map[string]any) (string, string, Reason, *Error, map[string]any) {
-	f := s.index.get(key)
+	f, i := s.index.lookup(key)
 	switch {
 	case f == nil:
+		if s.tallyMissing(key) {
+			s.use.missingSlow(key)
+		}
 		return def, "", ReasonError, ErrFlagNotFound, s.metadata
 	case f.disabled:
+		if p, b := s.tally(i, slotNone); p != nil {
+			s.countSlow(i, slotNone, p, b)
+		}
 		return def, "", ReasonDisabled, nil, f.metadata
 	case f.fixed != nil && f.fixed.k == kStr:
+		if p, b := s.tally(i, f.fixedSlot()); p != nil {
+			s.countSlow(i, f.fixedSlot(), p, b)
+		}
 		return f.fixed.s, f.fixed.name, ReasonStatic, nil, f.metadata
 	}
 	o := s.evaluateFlag(f, ctx, nil)
 	if o.v != nil && o.err == nil && o.v.k == kStr {
+		if p, b := s.tally(i, f.slotOf(o.v)); p != nil {
+			s.countSlow(i, f.slotOf(o.v), p, b)
+		}
 		return o.v.s, o.v.name, o.reason, nil, o.meta
+	}
+	if p, b := s.tally(i, failSlot(o)); p != nil {
+		s.countSlow(i, failSlot(o), p, b)
 	}
 	return typed(key, o, def, "a string")
 }
@@ -260,16 +290,28 @@ func (s *FlagSet) ResolveInt(key string, def int64, ctx map[string]any) Resoluti
 // ResolveIntFields is ResolveInt with the resolution's fields as separate
 // results, in the order of Resolution's fields.
 func (s *FlagSet) ResolveIntFields(key string, def int64, ctx map[string]any) (int64, string, Reason, *Error, map[string]any) {
-	f := s.index.get(key)
+	f, i := s.index.lookup(key)
 	switch {
 	case f == nil:
+		if s.tallyMissing(key) {
+			s.use.missingSlow(key)
+		}
 		return def, "", ReasonError, ErrFlagNotFound, s.metadata
 	case f.disabled:
+		if p, b := s.tally(i, slotNone); p != nil {
+			s.countSlow(i, slotNone, p, b)
+		}
 		return def, "", ReasonDisabled, nil, f.metadata
 	}
 	o := s.evaluateFlag(f, ctx, nil)
 	if o.v != nil && o.err == nil && o.v.k == kNum && o.v.intOK {
+		if p, b := s.tally(i, f.slotOf(o.v)); p != nil {
+			s.countSlow(i, f.slotOf(o.v), p, b)
+		}
 		return int64(o.v.f), o.v.name, o.reason, nil, o.meta
+	}
+	if p, b := s.tally(i, failSlot(o)); p != nil {
+		s.countSlow(i, failSlot(o), p, b)
 	}
 	return typed(key, o, def, "an integer")
 }
@@ -282,16 +324,28 @@ func (s *FlagSet) ResolveFloat(key string, def float64, ctx map[string]any) Reso
 // ResolveFloatFields is ResolveFloat with the resolution's fields as separate
 // results, in the order of Resolution's fields.
 func (s *FlagSet) ResolveFloatFields(key string, def float64, ctx map[string]any) (float64, string, Reason, *Error, map[string]any) {
-	f := s.index.get(key)
+	f, i := s.index.lookup(key)
 	switch {
 	case f == nil:
+		if s.tallyMissing(key) {
+			s.use.missingSlow(key)
+		}
 		return def, "", ReasonError, ErrFlagNotFound, s.metadata
 	case f.disabled:
+		if p, b := s.tally(i, slotNone); p != nil {
+			s.countSlow(i, slotNone, p, b)
+		}
 		return def, "", ReasonDisabled, nil, f.metadata
 	}
 	o := s.evaluateFlag(f, ctx, nil)
 	if o.v != nil && o.err == nil && o.v.k == kNum {
+		if p, b := s.tally(i, f.slotOf(o.v)); p != nil {
+			s.countSlow(i, f.slotOf(o.v), p, b)
+		}
 		return o.v.f, o.v.name, o.reason, nil, o.meta
+	}
+	if p, b := s.tally(i, failSlot(o)); p != nil {
+		s.countSlow(i, failSlot(o), p, b)
 	}
 	return typed(key, o, def, "a number")
 }
@@ -305,16 +359,28 @@ func (s *FlagSet) ResolveObject(key string, def any, ctx map[string]any) Resolut
 // ResolveObjectFields is ResolveObject with the resolution's fields as separate
 // results, in the order of Resolution's fields.
 func (s *FlagSet) ResolveObjectFields(key string, def any, ctx map[string]any) (any, string, Reason, *Error, map[string]any) {
-	f := s.index.get(key)
+	f, i := s.index.lookup(key)
 	switch {
 	case f == nil:
+		if s.tallyMissing(key) {
+			s.use.missingSlow(key)
+		}
 		return def, "", ReasonError, ErrFlagNotFound, s.metadata
 	case f.disabled:
+		if p, b := s.tally(i, slotNone); p != nil {
+			s.countSlow(i, slotNone, p, b)
+		}
 		return def, "", ReasonDisabled, nil, f.metadata
 	}
 	o := s.evaluateFlag(f, ctx, nil)
 	if o.v != nil && o.err == nil && o.v.k == kObj {
+		if p, b := s.tally(i, f.slotOf(o.v)); p != nil {
+			s.countSlow(i, f.slotOf(o.v), p, b)
+		}
 		return deepCopy(o.v.obj), o.v.name, o.reason, nil, o.meta
+	}
+	if p, b := s.tally(i, failSlot(o)); p != nil {
+		s.countSlow(i, failSlot(o), p, b)
 	}
 	return typed(key, o, def, "an object")
 }
