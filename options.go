@@ -167,6 +167,8 @@ type config struct {
 
 	withoutEnv bool // WithoutEnv: the variables are not applied first
 
+	withoutUsage bool // WithoutUsage: no counting (usage.go)
+
 	// picks are the options that chose where the flags come from, one per
 	// option name, to name both sides of a contradiction.
 	picks []pick
@@ -727,6 +729,13 @@ func FromEnv() Option {
 // cannot change, or break, the providers they build.
 func WithoutEnv() Option {
 	return func(c *config) { c.withoutEnv = true }
+}
+
+// WithoutUsage turns off the counting of evaluations behind
+// Provider.Usage: evaluations count nothing, no clock goroutine runs, and
+// Usage is empty. Counting costs an evaluation about 2 ns.
+func WithoutUsage() Option {
+	return func(c *config) { c.withoutUsage = true }
 }
 
 // applyEnv reads every variable that is set; a value that does not parse

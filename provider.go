@@ -44,6 +44,9 @@ type Provider struct {
 	// compiled counts the flag documents compiled, each of which costs a
 	// full load: a document must be compiled once, however it arrives.
 	compiled atomic.Uint64
+	// usage counts evaluations (usage.go); nil with WithoutUsage.
+	usage     *evaluator.UsageCounter
+	usageOnce sync.Once
 
 	mu  sync.Mutex // guards run and sourceRan across Init and Shutdown
 	run *run
@@ -80,6 +83,9 @@ func NewProvider(opts ...Option) (*Provider, error) {
 		return nil, fmt.Errorf("flagsnap: fatal status codes (WithFatalStatusCodes, %s): %w", EnvFatalStatusCodes, err)
 	}
 	p := &Provider{cfg: cfg, fatalCodes: fatal, events: newEmitter()}
+	if !cfg.withoutUsage {
+		p.usage = evaluator.NewUsageCounter(now())
+	}
 	p.origin = p.describe()
 	p.log = slog.New(&servingHandler{Handler: cfg.logger.Handler(), p: p})
 	p.loadOpts = []evaluator.Option{evaluator.WithFractionalVersion(cfg.FractionalVersion), evaluator.WithLogger(p.log)}
@@ -293,6 +299,7 @@ func (p *Provider) start(src source.Source) *run {
 		defer r.wg.Done()
 		r.supervise()
 	}()
+	p.startUsage(r)
 	go func() {
 		defer r.wg.Done()
 		// A source that stops by itself has given up, whether or not it
@@ -336,6 +343,7 @@ func (r *run) giveUpInit(cached *evaluator.FlagSet) error {
 		return &openfeature.ProviderInitError{ErrorCode: openfeature.ProviderFatalCode, Message: r.fatalErr.Error()}
 	}
 	if cached != nil {
+		r.p.countUsage(cached)
 		r.p.snap.Store(cached)
 		r.markReady()
 		r.state = stateStale
@@ -526,6 +534,7 @@ func (r *run) accept(set *evaluator.FlagSet, origin string, digest [sha256.Size]
 	}
 	// The new flags are compiled and in force before anyone hears of them.
 	r.p.loadedAt.Store(time.Now().UnixNano())
+	r.p.countUsage(set)
 	old := r.p.snap.Swap(set)
 	added, removed, changed := set.Changes(old)
 	changes = slices.Concat(added, removed, changed)
