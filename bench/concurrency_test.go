@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flagsnap/flagsnap"
 	"github.com/flagsnap/flagsnap/fractional"
 	"github.com/flagsnap/flagsnap/source"
 )
@@ -12,7 +13,11 @@ import (
 // BenchmarkParallel is the C rows: evaluations from every GOMAXPROCS
 // goroutine at once (run with -cpu 1,2 to compare one goroutine with two),
 // with and without a flag set replaced continuously meanwhile.
-func BenchmarkParallel(b *testing.B) {
+func BenchmarkParallel(b *testing.B) { parallelRows(b) }
+
+// parallelRows runs the rows of BenchmarkParallel on providers built
+// with opts.
+func parallelRows(b *testing.B, opts ...flagsnap.Option) {
 	rows := []struct {
 		id      string
 		r       row
@@ -25,7 +30,7 @@ func BenchmarkParallel(b *testing.B) {
 	}
 	for _, c := range rows {
 		b.Run(c.id, func(b *testing.B) {
-			p, sink := provider(b, []byte(evalFlags), fractional.V2)
+			p, sink := provider(b, []byte(evalFlags), fractional.V2, opts...)
 			if c.updates {
 				stop := make(chan struct{})
 				done := make(chan struct{})

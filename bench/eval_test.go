@@ -6,6 +6,7 @@ import (
 
 	"github.com/open-feature/go-sdk/openfeature"
 
+	"github.com/flagsnap/flagsnap"
 	"github.com/flagsnap/flagsnap/fractional"
 )
 
@@ -61,13 +62,17 @@ func run(b *testing.B, p resolver, r row) {
 // BenchmarkProviderNoAlloc is every E and O row at the provider's methods,
 // as OpenFeature calls them. None may allocate. The fractional rows run in
 // each bucketing version.
-func BenchmarkProviderNoAlloc(b *testing.B) {
-	p, _ := provider(b, []byte(evalFlags), fractional.V2)
+func BenchmarkProviderNoAlloc(b *testing.B) { providerRows(b) }
+
+// providerRows runs the rows of BenchmarkProviderNoAlloc on providers
+// built with opts.
+func providerRows(b *testing.B, opts ...flagsnap.Option) {
+	p, _ := provider(b, []byte(evalFlags), fractional.V2, opts...)
 	for _, r := range evalRows {
 		b.Run(r.id, func(b *testing.B) { run(b, p, r) })
 	}
 	for _, v := range []fractional.Version{fractional.V1, fractional.V2, fractional.V3} {
-		pv, _ := provider(b, []byte(evalFlags), v)
+		pv, _ := provider(b, []byte(evalFlags), v, opts...)
 		for _, r := range opRows {
 			if !fractionalRows[r.flag] && v != fractional.V2 {
 				continue

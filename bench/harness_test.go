@@ -39,14 +39,15 @@ func (s *pushSource) Run(ctx context.Context, sink source.Sink) error {
 	return nil
 }
 
-// provider starts a provider on a push source holding doc and returns it
-// with the sink that updates it.
-func provider(b testing.TB, doc []byte, v fractional.Version) (*flagsnap.Provider, source.Sink) {
+// provider starts a provider on a push source holding doc, with opts
+// besides, and returns it with the sink that updates it.
+func provider(b testing.TB, doc []byte, v fractional.Version, opts ...flagsnap.Option) (*flagsnap.Provider, source.Sink) {
 	b.Helper()
 	src := newPushSource(doc)
 	// The first load of the largest sets takes longer than the default
 	// deadline of 500 ms; what is measured starts after it.
-	p, err := flagsnap.NewProvider(flagsnap.WithSource(src), flagsnap.WithFractionalVersion(v), flagsnap.WithDeadline(time.Minute))
+	opts = append([]flagsnap.Option{flagsnap.WithSource(src), flagsnap.WithFractionalVersion(v), flagsnap.WithDeadline(time.Minute)}, opts...)
+	p, err := flagsnap.NewProvider(opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
