@@ -5,6 +5,7 @@
 //	flagsnap eval FILE FLAG [--explain]    resolve one flag for a context, and say why
 //	flagsnap simulate FILE FLAG            the variant shares of many synthetic users
 //	flagsnap serve FILE                    serve a watched file over flagd.sync.v1
+//	flagsnap usage FILE USAGE_JSON         the flags a service's usage snapshot shows stale
 //
 // Install it with
 //

@@ -48,21 +48,24 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return c.simulate(ctx, args[1:])
 	case "serve":
 		return c.serve(ctx, args[1:])
+	case "usage":
+		return c.usageCmd(args[1:])
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, mainUsage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "flagsnap: unknown command %q (commands: validate, eval, simulate, serve; see flagsnap --help)\n", args[0])
+	fmt.Fprintf(stderr, "flagsnap: unknown command %q (commands: validate, eval, simulate, serve, usage; see flagsnap --help)\n", args[0])
 	return exitBadInput
 }
 
-const mainUsage = `flagsnap checks, explains, simulates and serves flagd flag files.
+const mainUsage = `flagsnap checks, explains, simulates and serves flagd flag files, and finds stale flags.
 
 Usage:
   flagsnap validate FILE...            report every problem, with file, line and column
   flagsnap eval FILE FLAG              resolve a flag for a context; --explain says why
   flagsnap simulate FILE FLAG          variant shares of many users; --against compares files
   flagsnap serve FILE                  serve a watched file over flagd.sync.v1
+  flagsnap usage FILE USAGE_JSON       the flags a service's usage snapshot shows stale
 
 Run 'flagsnap COMMAND --help' for the options and an example of each.
 `
