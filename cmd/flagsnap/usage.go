@@ -40,10 +40,10 @@ Exit status: 0 nothing is stale, 1 something is, 2 bad input.
 Example:
   curl -s localhost:8080/debug/flags/usage > usage.json
   flagsnap usage flags.json usage.json
-  never evaluated  legacy-search
-  missing          new-chekout    asked 1204 times
-  one variant      banner-color   "red" in all 52311 evaluations, the last at 2026-11-25T10:04:05Z
-  flags.json: 2 of 4 flags stale, 1 missing key, since 2026-11-24T09:00:00Z
+  never evaluated  search-engine
+  missing          new-chekout    asked 125 times
+  one variant      dark-mode      "off" in all 5000 evaluations, the last at 2026-11-25T05:49:19Z
+  flags.json: 2 of 4 flags stale, 1 missing key, since 2026-11-25T05:49:19Z
 `
 
 // stale is one thing a cleanup would remove.
