@@ -381,6 +381,9 @@ func (c *compiler) compile(raw any, at *loc) (*node, error) {
 			opAt := at.key(name)
 			return c.compileOp(name, args, &opAt)
 		}
+	case *op1:
+		opAt := at.key(t.key)
+		return c.compileOp(t.key, t.val, &opAt)
 	case unresolvedRef:
 		return broken(errRefToNothing, false), nil
 	case []any:
@@ -609,7 +612,7 @@ func isIteration(op opcode) bool {
 // evaluating what is inside.
 func (c *compiler) compileRaw(raw any, at *loc) (*node, error) {
 	switch raw.(type) {
-	case map[string]any, unresolvedRef:
+	case map[string]any, *op1, unresolvedRef:
 		return c.compile(raw, at)
 	}
 	return c.constant(raw, at)
@@ -837,6 +840,12 @@ func plainJSON(raw any) (any, error) {
 			return nil, errUnresolved
 		}
 		return out, nil
+	case *op1:
+		pv, err := plainJSON(t.val)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{t.key: pv}, nil
 	case []any:
 		out := make([]any, len(t))
 		unresolved := false

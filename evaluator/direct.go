@@ -1,6 +1,23 @@
 package evaluator
 
-import "slices"
+import (
+	"encoding/json"
+	"slices"
+)
+
+// op1 is an object of one member, as a rule's operations are written,
+// decoded without a map: the compiler reads it as the map it stands for.
+// Only rules are decoded so, and only in documents without a $ref, which
+// substitution would have to look into.
+type op1 struct {
+	key string
+	val any
+}
+
+// MarshalJSON writes the object, for the messages that quote a rule.
+func (o *op1) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{o.key: o.val})
+}
 
 // A definition of lazyFlags is read member by member into defFields rather
 // than decoded into a map first: the loader reads five members, and the
@@ -79,7 +96,10 @@ func (l *loader) compileSpan(fd *flagDef, setMeta map[string]any) (f *flag, prob
 					def.variants = v
 				}
 			default:
-				if v, ok = d.value(); !ok {
+				d.single = k == "targeting" && l.noRefs
+				v, ok = d.value()
+				d.single = false
+				if !ok {
 					break
 				}
 				switch k {

@@ -220,7 +220,7 @@ func jsonType(x any) string {
 		return "a number"
 	case []any:
 		return "an array"
-	case map[string]any:
+	case map[string]any, *op1:
 		return "an object"
 	}
 	return fmt.Sprintf("a %T", x)

@@ -1120,6 +1120,11 @@ func canonicalAppend(b []byte, x any) []byte {
 			b = canonicalAppend(b, el)
 		}
 		return b
+	case *op1:
+		b = append(b, 'm', 1)
+		b = binary.AppendUvarint(b, uint64(len(t.key)))
+		b = append(b, t.key...)
+		return canonicalAppend(b, t.val)
 	case *variantList:
 		// As the object it was read from.
 		b = append(b, 'm')

@@ -35,7 +35,8 @@ type fastDecoder struct {
 	refs   bool // some object has a "$ref" key
 	// lazy: a "flags" object is read as lazyFlags.
 	lazy     bool
-	lazyHint int // how many members lazyFlags will have, about
+	single   bool // an object of one member is an *op1
+	lazyHint int  // how many members lazyFlags will have, about
 
 	// A "flags" object of wideMin bytes or more is decoded by up to
 	// workers goroutines (see parallelObject).
@@ -195,6 +196,12 @@ func (d *fastDecoder) object() (any, bool) {
 		more, ok := d.after('}')
 		if !ok {
 			return nil, false
+		}
+		if !more && d.single && len(d.keys)-kbase == 1 {
+			o := &op1{key: d.keys[kbase], val: d.stack[base]}
+			d.stack[base] = nil
+			d.stack, d.keys = d.stack[:base], d.keys[:kbase]
+			return o, true
 		}
 		if !more {
 			m := make(map[string]any, len(d.keys)-kbase)

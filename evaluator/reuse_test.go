@@ -1,10 +1,15 @@
 package evaluator
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/flagsnap/flagsnap/fractional"
 	"github.com/flagsnap/flagsnap/internal/flaggen"
 )
 
@@ -189,6 +194,57 @@ func TestSpanReadAsDecoded(t *testing.T) {
 			a, b := lazy.ResolveObject(key, "d", ctx), decoded.ResolveObject(key, "d", ctx)
 			if fmt.Sprint(a) != fmt.Sprint(b) {
 				t.Errorf("doc %d: %q answers %v, decoded %v", i, key, a, b)
+			}
+		}
+	}
+}
+
+// A rule decoded with its operations as *op1, as Load decodes the rules of
+// a document without a $ref, compiles to what the rule decoded into maps
+// does: the same problems, the same fingerprint and the same answers, on
+// the differential tests' generated rules and seeds.
+func TestOp1RulesAsMaps(t *testing.T) {
+	g := newDiffGen(rand.New(rand.NewPCG(0x0b1, 1)))
+	texts := slices.Clone(diffSeedRules)
+	ctxs := []map[string]any{nil}
+	for range 3000 {
+		rule, ctx := g.next()
+		b, err := json.Marshal(rule)
+		if err != nil {
+			continue
+		}
+		texts = append(texts, string(b))
+		if len(ctxs) < 50 {
+			ctxs = append(ctxs, ctx)
+		}
+	}
+	set := ruleSet(fractional.V2)
+	for _, text := range texts {
+		d := fastDecoder{intern: map[string]any{}, nums: map[string]any{}, single: true}
+		asOp1, ok := d.decodeSpan([]byte(text))
+		if !ok {
+			continue
+		}
+		asMap := decodeRule(t, text)
+		if a, b := canonicalAppend(nil, asOp1), canonicalAppend(nil, asMap); !bytes.Equal(a, b) {
+			t.Fatalf("%s: canonical forms differ", text)
+		}
+		var c1, c2 compiler
+		n1, _ := c1.compile(asOp1, nil)
+		n2, _ := c2.compile(asMap, nil)
+		if fmt.Sprint(c1.errs, c1.whole, c1.legacy) != fmt.Sprint(c2.errs, c2.whole, c2.legacy) {
+			t.Fatalf("%s: problems %v, as maps %v", text, c1.errs, c2.errs)
+		}
+		if legacyWarning(c1.legacy) != legacyWarning(c2.legacy) {
+			t.Fatalf("%s: legacy warning %q, as maps %q", text, legacyWarning(c1.legacy), legacyWarning(c2.legacy))
+		}
+		assignSlots(n1)
+		assignSlots(n2)
+		for _, ctx := range ctxs {
+			v1, e1 := runRule(set, n1, "f", ctx)
+			v2, e2 := runRule(set, n2, "f", ctx)
+			if fmt.Sprint(v1, e1) != fmt.Sprint(v2, e2) {
+				t.Fatalf("%s with %v: %v %v, as maps %v %v", text, ctx, v1, e1, v2, e2)
 			}
 		}
 	}
