@@ -73,8 +73,11 @@ type UsageCounter struct {
 const (
 	bucketBits = 10
 	buckets    = 1 << bucketBits
-	// golden spreads stack addresses, which differ by multiples of the
-	// stack size, over the buckets (Fibonacci hashing).
+	// stackBits: goroutine stacks start at 2 KiB.
+	stackBits = 11
+	// golden spreads the buckets, which follow the stacks' addresses,
+	// over the stripes (Fibonacci hashing), and missing keys over the
+	// cache.
 	golden = 0x9E3779B97F4A7C15
 
 	// stripeBytes is the width of one stripe of a chunk. A region lies in
@@ -94,11 +97,14 @@ const (
 	slotNone    = 2
 	slotVariant = 3
 
-	// handoffLimit is how many times, within a second, goroutines of
-	// different buckets may take turns at one stripe before the one that
-	// noticed is moved to another stripe. A goroutine that has ended and
-	// one that started on its stripe make one turn; two that evaluate the
-	// same flag at once make one per evaluation.
+	// sampleEvery is how often, in evaluations of a flag's variant in
+	// one stripe, an evaluation looks at who wrote the stripe before it.
+	sampleEvery = 64
+	// handoffLimit is how many times, within a second, a sample may find
+	// the stripe last written by another stack bucket before the one that
+	// noticed is moved to another stripe. Two goroutines that evaluate the
+	// same flag at once on one stripe make a turn every other sample or
+	// so, and are parted within a few thousand evaluations.
 	handoffLimit = 16
 
 	// quarantineSeconds is how long freed counters wait before another
@@ -142,7 +148,7 @@ func newUsageCounter(now time.Time, procs int) *UsageCounter {
 	}
 	c := &UsageCounter{stripes: n, handoffs: make([]stripeState, n), retired: map[string][]retired{}, free: map[int][]freed{}}
 	for b := range c.remap {
-		c.remap[b] = uint32(b&(n-1)) * stripeBytes
+		c.remap[b] = uint32(uint64(b)*golden>>32&uint64(n-1)) * stripeBytes
 	}
 	c.sentinel = c.newChunk()
 	c.miss = unsafe.Pointer(newMissingTable())
@@ -209,34 +215,46 @@ func (s *FlagSet) region(i uint64) *unsafe.Pointer {
 	return (*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s.regions)), i*8))
 }
 
+// bucket is the stack bucket of a goroutine whose frame holds here: the
+// address with the offset of the frame in a small stack taken off, so
+// that a goroutine is one bucket whatever it calls from, and goroutines,
+// whose stacks are apart, are others. The remap table spreads the
+// buckets over the stripes.
+func bucket(here *byte) uintptr {
+	return uintptr(unsafe.Pointer(here)) >> stackBits & (buckets - 1)
+}
+
 // tally adds one evaluation of the flag in slot i of s to slot, when s is
 // attached. It is small enough to be inlined into every Resolve method:
 // what is not common goes to countSlow, which the caller calls with what
 // tally returns when that is not nil.
-func (s *FlagSet) tally(i uint64, slot uintptr) (unsafe.Pointer, uint64) {
+func (s *FlagSet) tally(i uint64, slot uintptr) (unsafe.Pointer, uintptr) {
 	c := s.use
 	if c == nil {
 		return nil, 0
 	}
 	var here byte
-	b := uint64(uintptr(unsafe.Pointer(&here))) * golden >> (64 - bucketBits)
-	p := unsafe.Add(atomic.LoadPointer(s.region(i)), atomic.LoadUint32(&c.remap[b]))
-	atomic.AddUint64((*uint64)(unsafe.Add(p, slot*8)), 1)
-	if atomic.LoadUint64((*uint64)(p)) != atomic.LoadUint64(&c.nowTag)|b {
-		return p, b
+	b := uintptr(unsafe.Pointer(&here)) >> stackBits & (buckets - 1) // see bucket
+	p := unsafe.Add(atomic.LoadPointer(&s.regions[i]), atomic.LoadUint32(&c.remap[b]))
+	if atomic.AddUint64((*uint64)(unsafe.Add(p, slot*8)), 1)%sampleEvery != 0 && atomic.LoadUint64((*uint64)(p))>>tagBits == atomic.LoadUint64(&c.nowTag)>>tagBits {
+		p = nil
 	}
-	return nil, 0
+	return p, b
 }
 
 // countSlow finishes what tally started when the stripe p's tag was not
-// this second's and this bucket's: on the flag's first evaluation it
-// counts again in the flag's own region (tally added to the sentinel); it
-// stamps the stripe; and when another bucket stamped it within the same
-// second, the stripe may be shared by two goroutines that run at once,
-// which countSlow separates after a few turns.
+// of this second, or for one evaluation in sampleEvery. On the flag's
+// first evaluation it counts again in the flag's own region (tally added
+// to the sentinel). It stamps the stripe with the second and the stack
+// bucket of the evaluation; and when the stamp of another bucket is found
+// in the same second, the stripe may be shared by two goroutines that run
+// at once, which countSlow separates after a few such turns. Goroutines
+// that follow each other on a stripe (one per request) make turns too, one
+// per sample at most, and move a bucket now and then, which costs nothing
+// but the move.
 //
 //go:noinline
-func (s *FlagSet) countSlow(i uint64, slot uintptr, p unsafe.Pointer, b uint64) {
+func (s *FlagSet) countSlow(i uint64, slot uintptr, p unsafe.Pointer, b uintptr) {
 	c := s.use
 	if off := uintptr(p) - uintptr(c.sentinel); off < uintptr(c.stripes)*stripeBytes {
 		r := c.allocated(s, i)
@@ -246,10 +264,14 @@ func (s *FlagSet) countSlow(i uint64, slot uintptr, p unsafe.Pointer, b uint64) 
 		p = unsafe.Add(r, off)
 		atomic.AddUint64((*uint64)(unsafe.Add(p, slot*8)), 1)
 	}
-	tag := atomic.LoadUint64(&c.nowTag) | b
-	old := atomic.SwapUint64((*uint64)(p), tag)
-	if old>>tagBits != tag>>tagBits || old == tag {
+	now := atomic.LoadUint64(&c.nowTag)
+	old := atomic.LoadUint64((*uint64)(p))
+	if old == now|uint64(b) {
 		return
+	}
+	atomic.StoreUint64((*uint64)(p), now|uint64(b))
+	if old>>tagBits != now>>tagBits {
+		return // the first evaluation of this second in this stripe
 	}
 	st := (uintptr(p) - uintptr(atomic.LoadPointer(s.region(i)))) / stripeBytes
 	if c.handoffs[st].turns.Add(1) < handoffLimit {
@@ -640,8 +662,7 @@ func (s *FlagSet) tallyMissing(key string) bool {
 		return true
 	}
 	var here byte
-	b := uint64(uintptr(unsafe.Pointer(&here))) * golden >> (64 - bucketBits)
-	atomic.AddUint64((*uint64)(unsafe.Add(e.region, atomic.LoadUint32(&c.remap[b]))), 1)
+	atomic.AddUint64((*uint64)(unsafe.Add(e.region, atomic.LoadUint32(&c.remap[bucket(&here)]))), 1)
 	return false
 }
 
@@ -669,8 +690,7 @@ func (c *UsageCounter) missingSlow(key string) {
 	atomic.StorePointer(&c.missCache[uint64(uintptr(k))*golden>>(64-missCacheBits)], unsafe.Pointer(e))
 	c.mu.Unlock()
 	var here byte
-	b := uint64(uintptr(unsafe.Pointer(&here))) * golden >> (64 - bucketBits)
-	atomic.AddUint64((*uint64)(unsafe.Add(e.region, atomic.LoadUint32(&c.remap[b]))), 1)
+	atomic.AddUint64((*uint64)(unsafe.Add(e.region, atomic.LoadUint32(&c.remap[bucket(&here)]))), 1)
 }
 
 const droppedBits = 1 << 16

@@ -58,10 +58,11 @@ func TestSharedStripesAreSeparated(t *testing.T) {
 		c.remap[b] = 0 // every bucket on stripe 0
 	}
 	set := attached(t, c, usageDoc, nil)
-	const rounds = 200
+	const rounds = 1000
 	for range rounds {
-		// Frames at eight depths: as many stack addresses.
-		for d := range 8 {
+		// Frames at seven depths, each in another bucket; seven, so that
+		// the samples (one in 64 evaluations) go round them.
+		for d := range 7 {
 			atDepth(d, func() { set.ResolveBool("b", false, nil) })
 		}
 	}
@@ -74,21 +75,27 @@ func TestSharedStripesAreSeparated(t *testing.T) {
 	if moved == 0 {
 		t.Error("no bucket moved off the shared stripe")
 	}
-	if u := c.Snapshot().Flags["b"]; u.Evaluations != 8*rounds || u.Variants["on"] != 8*rounds {
+	if u := c.Snapshot().Flags["b"]; u.Evaluations != 7*rounds || u.Variants["on"] != 7*rounds {
 		t.Errorf("b: %+v", u)
 	}
 }
 
+// atDepth calls fn d frames of 4 KiB below its own: in another stack
+// bucket at each depth.
+//
 //go:noinline
 func atDepth(d int, fn func()) {
-	var pad [256]byte
+	var pad [4096]byte
+	pad[d] = byte(d)
 	if d == 0 {
 		fn()
-		return
+	} else {
+		atDepth(d-1, fn)
 	}
-	atDepth(d-1, fn)
-	_ = pad[d]
+	padSink += pad[(d*7)%len(pad)]
 }
+
+var padSink byte
 
 // Counters freed with a flag go to another only after the quarantine, and
 // zeroed.
