@@ -57,7 +57,7 @@ func (v *variantList) sort() {
 // it is not JSON.
 func (l *loader) compileSpan(fd *flagDef, setMeta map[string]any) (f *flag, problems []FlagProblem, ok bool) {
 	d := l.dec
-	d.data, d.pos, d.depth = fd.span, 0, 1
+	d.data, d.pos, d.depth = fd.span, 0, defDepth
 	if d.data[0] != '{' {
 		// Not an object: compileFlag says so.
 		if fd.raw, ok = d.decodeSpan(fd.span); !ok {

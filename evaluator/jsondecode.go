@@ -93,9 +93,15 @@ func (d *fastDecoder) objectAhead() bool {
 	return d.pos < len(d.data) && d.data[d.pos] == '{'
 }
 
-// decodeSpan decodes data, one value, with d's interned strings.
+// defDepth is the depth a flag's definition starts at within a document
+// (inside the document's object and "flags"), counted as the decoder
+// counts it, so that a definition decoded on its own meets the same limit
+// as in the whole document.
+const defDepth = 2
+
+// decodeSpan decodes data, a flag's definition, with d's interned strings.
 func (d *fastDecoder) decodeSpan(data []byte) (any, bool) {
-	d.data, d.pos, d.depth = data, 0, 1
+	d.data, d.pos, d.depth = data, 0, defDepth
 	v, ok := d.value()
 	d.space()
 	return v, ok && d.pos == len(d.data)
