@@ -236,7 +236,10 @@ func (s *FlagSet) tally(i uint64, slot uintptr) (unsafe.Pointer, uintptr) {
 	var here byte
 	b := uintptr(unsafe.Pointer(&here)) >> stackBits & (buckets - 1) // see bucket
 	p := unsafe.Add(atomic.LoadPointer(&s.regions[i]), atomic.LoadUint32(&c.remap[b]))
-	if atomic.AddUint64((*uint64)(unsafe.Add(p, slot*8)), 1)%sampleEvery != 0 && atomic.LoadUint64((*uint64)(p))>>tagBits == atomic.LoadUint64(&c.nowTag)>>tagBits {
+	// Zero when the stamp is of this second (read first: no load passes
+	// the add) and the count is not a multiple of sampleEvery, whose
+	// remainder less one then wraps around.
+	if (atomic.LoadUint64((*uint64)(p))^atomic.LoadUint64(&c.nowTag))>>tagBits|(atomic.AddUint64((*uint64)(unsafe.Add(p, slot*8)), 1)%sampleEvery-1)>>63 == 0 {
 		p = nil
 	}
 	return p, b
@@ -325,8 +328,14 @@ func (f *flag) slotOf(v *variant) uintptr {
 	return slotVariant + i
 }
 
-// fixedSlot is the slot of f's fixed variant, its default one.
-func (f *flag) fixedSlot() uintptr { return f.slotOf(f.fixed) }
+// fixedSlot is the slot of f's fixed variant, its default one: slotOf
+// without the division.
+func (f *flag) fixedSlot() uintptr {
+	if f.defaultIdx >= stripeWords-slotVariant {
+		return slotNone
+	}
+	return slotVariant + uintptr(f.defaultIdx)
+}
 
 // failSlot is the slot of an outcome that is not answered with a variant:
 // an error, a variant of another type (a type mismatch), or no variant.
