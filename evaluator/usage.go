@@ -301,8 +301,14 @@ func (c *UsageCounter) allocated(s *FlagSet, i uint64) unsafe.Pointer {
 	at := s.region(i)
 	if cur := c.current; cur != s && cur != nil {
 		g, j := cur.index.lookup(f.key)
-		if g == nil || !sameVariants(f, g) {
+		if g == nil {
 			return nil
+		}
+		if !sameVariants(f, g) {
+			// The key's former variants: their counts stay with it.
+			r := c.retiredRegion(f)
+			atomic.StorePointer(s.region(i), r)
+			return r
 		}
 		at = cur.region(j)
 	}
@@ -312,6 +318,19 @@ func (c *UsageCounter) allocated(s *FlagSet, i uint64) unsafe.Pointer {
 		atomic.StorePointer(at, r)
 	}
 	atomic.StorePointer(s.region(i), r)
+	return r
+}
+
+// retiredRegion is the region of f's variants among those retired for its
+// key, allocated and retired if there is none; under mu.
+func (c *UsageCounter) retiredRegion(f *flag) unsafe.Pointer {
+	for _, old := range c.retired[f.key] {
+		if sameVariants(old.of, f) {
+			return old.region
+		}
+	}
+	r := c.alloc(regionWords(f))
+	c.retired[f.key] = append(c.retired[f.key], retired{region: r, of: f})
 	return r
 }
 

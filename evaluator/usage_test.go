@@ -207,3 +207,16 @@ func TestMissingKeysUnderConcurrency(t *testing.T) {
 		t.Errorf("missing %v, want %v", got, want)
 	}
 }
+
+// A flag evaluated for the first time on a set that has been replaced by
+// one where its variants differ counts with the key's former variants.
+func TestFirstEvaluationOnAReplacedSet(t *testing.T) {
+	c := newUsageCounter(time.Now(), 2)
+	v1 := attached(t, c, usageDoc, nil)
+	attached(t, c, strings.Replace(usageDoc, `{"on": true, "off": false}, "defaultVariant": "on"`, `{"yes": true, "no": false}, "defaultVariant": "yes"`, 1), v1)
+	v1.ResolveBool("b", false, nil)
+	v1.ResolveBool("b", false, nil)
+	if u := c.Snapshot().Flags["b"]; u.Evaluations != 2 || !maps.Equal(u.Variants, map[string]uint64{"on": 2}) {
+		t.Errorf("b: %+v", u)
+	}
+}
