@@ -44,9 +44,10 @@ type FlagUsage struct {
 	// disabled flag, or of one that chose no variant, served the caller's
 	// default without an error: they are in Evaluations alone.
 	Errors uint64 `json:"errors,omitempty"`
-	// LastEvaluated is the second of the last evaluation, in UTC, by a
-	// clock that advances once a second while the provider runs; zero
-	// when the flag was not evaluated.
+	// LastEvaluated is the second of the last evaluation, in UTC: when
+	// the provider, which looks once a second while it runs, or a
+	// snapshot first saw the counts change; zero when the flag was not
+	// evaluated.
 	LastEvaluated time.Time `json:"lastEvaluated,omitzero"`
 }
 
@@ -82,14 +83,13 @@ func (p *Provider) ResetUsage() {
 // its JSON reads back equal.
 func now() time.Time { return time.Now().UTC().Round(0) }
 
-// startUsage starts the clock that evaluations are stamped with, for the
-// run r; the first run starts the count.
+// startUsage starts, for the run r, the goroutine that notes once a second
+// which flags were evaluated; the first run starts the count.
 func (p *Provider) startUsage(r *run) {
 	if p.usage == nil {
 		return
 	}
 	p.usageOnce.Do(func() { p.usage.Start(now()) })
-	p.usage.Tick(time.Now())
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -97,9 +97,9 @@ func (p *Provider) startUsage(r *run) {
 	}()
 }
 
-// tickUsage advances the usage clock every second until ctx ends: an
-// evaluation reads it rather than the time, which would cost more than
-// counting.
+// tickUsage notes every second, until ctx ends, which flags were
+// evaluated since the last time: an evaluation does not read the time,
+// which would cost more than counting it.
 func (p *Provider) tickUsage(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()

@@ -219,25 +219,25 @@ func (s *FlagSet) ResolveBoolFields(key string, def bool, ctx map[string]any) (b
 		}
 		return def, "", ReasonError, ErrFlagNotFound, s.metadata
 	case f.disabled:
-		if p, b := s.tally(i, slotNone); p != nil {
-			s.countSlow(i, slotNone, p, b)
+		if x := s.tally(i, slotNone); x != 0 {
+			s.countSlow(i, slotNone, x)
 		}
 		return def, "", ReasonDisabled, nil, f.metadata
 	case f.fixed != nil && f.fixed.k == kBool:
-		if p, b := s.tally(i, f.fixedSlot()); p != nil {
-			s.countSlow(i, f.fixedSlot(), p, b)
+		if x := s.tally(i, f.fixedSlot()); x != 0 {
+			s.countSlow(i, f.fixedSlot(), x)
 		}
 		return f.fixed.b, f.fixed.name, ReasonStatic, nil, f.metadata
 	}
 	o := s.evaluateFlag(f, ctx, nil)
 	if o.v != nil && o.err == nil && o.v.k == kBool {
-		if p, b := s.tally(i, f.slotOf(o.v)); p != nil {
-			s.countSlow(i, f.slotOf(o.v), p, b)
+		if x := s.tally(i, f.slotOf(o.v)); x != 0 {
+			s.countSlow(i, f.slotOf(o.v), x)
 		}
 		return o.v.b, o.v.name, o.reason, nil, o.meta
 	}
-	if p, b := s.tally(i, failSlot(o)); p != nil {
-		s.countSlow(i, failSlot(o), p, b)
+	if x := s.tally(i, failSlot(o)); x != 0 {
+		s.countSlow(i, failSlot(o), x)
 	}
 	return typed(key, o, def, "a boolean")
 }
@@ -258,25 +258,25 @@ func (s *FlagSet) ResolveStringFields(key string, def string, ctx map[string]any
 		}
 		return def, "", ReasonError, ErrFlagNotFound, s.metadata
 	case f.disabled:
-		if p, b := s.tally(i, slotNone); p != nil {
-			s.countSlow(i, slotNone, p, b)
+		if x := s.tally(i, slotNone); x != 0 {
+			s.countSlow(i, slotNone, x)
 		}
 		return def, "", ReasonDisabled, nil, f.metadata
 	case f.fixed != nil && f.fixed.k == kStr:
-		if p, b := s.tally(i, f.fixedSlot()); p != nil {
-			s.countSlow(i, f.fixedSlot(), p, b)
+		if x := s.tally(i, f.fixedSlot()); x != 0 {
+			s.countSlow(i, f.fixedSlot(), x)
 		}
 		return f.fixed.s, f.fixed.name, ReasonStatic, nil, f.metadata
 	}
 	o := s.evaluateFlag(f, ctx, nil)
 	if o.v != nil && o.err == nil && o.v.k == kStr {
-		if p, b := s.tally(i, f.slotOf(o.v)); p != nil {
-			s.countSlow(i, f.slotOf(o.v), p, b)
+		if x := s.tally(i, f.slotOf(o.v)); x != 0 {
+			s.countSlow(i, f.slotOf(o.v), x)
 		}
 		return o.v.s, o.v.name, o.reason, nil, o.meta
 	}
-	if p, b := s.tally(i, failSlot(o)); p != nil {
-		s.countSlow(i, failSlot(o), p, b)
+	if x := s.tally(i, failSlot(o)); x != 0 {
+		s.countSlow(i, failSlot(o), x)
 	}
 	return typed(key, o, def, "a string")
 }
@@ -298,20 +298,20 @@ func (s *FlagSet) ResolveIntFields(key string, def int64, ctx map[string]any) (i
 		}
 		return def, "", ReasonError, ErrFlagNotFound, s.metadata
 	case f.disabled:
-		if p, b := s.tally(i, slotNone); p != nil {
-			s.countSlow(i, slotNone, p, b)
+		if x := s.tally(i, slotNone); x != 0 {
+			s.countSlow(i, slotNone, x)
 		}
 		return def, "", ReasonDisabled, nil, f.metadata
 	}
 	o := s.evaluateFlag(f, ctx, nil)
 	if o.v != nil && o.err == nil && o.v.k == kNum && o.v.intOK {
-		if p, b := s.tally(i, f.slotOf(o.v)); p != nil {
-			s.countSlow(i, f.slotOf(o.v), p, b)
+		if x := s.tally(i, f.slotOf(o.v)); x != 0 {
+			s.countSlow(i, f.slotOf(o.v), x)
 		}
 		return int64(o.v.f), o.v.name, o.reason, nil, o.meta
 	}
-	if p, b := s.tally(i, failSlot(o)); p != nil {
-		s.countSlow(i, failSlot(o), p, b)
+	if x := s.tally(i, failSlot(o)); x != 0 {
+		s.countSlow(i, failSlot(o), x)
 	}
 	return typed(key, o, def, "an integer")
 }
@@ -332,20 +332,20 @@ func (s *FlagSet) ResolveFloatFields(key string, def float64, ctx map[string]any
 		}
 		return def, "", ReasonError, ErrFlagNotFound, s.metadata
 	case f.disabled:
-		if p, b := s.tally(i, slotNone); p != nil {
-			s.countSlow(i, slotNone, p, b)
+		if x := s.tally(i, slotNone); x != 0 {
+			s.countSlow(i, slotNone, x)
 		}
 		return def, "", ReasonDisabled, nil, f.metadata
 	}
 	o := s.evaluateFlag(f, ctx, nil)
 	if o.v != nil && o.err == nil && o.v.k == kNum {
-		if p, b := s.tally(i, f.slotOf(o.v)); p != nil {
-			s.countSlow(i, f.slotOf(o.v), p, b)
+		if x := s.tally(i, f.slotOf(o.v)); x != 0 {
+			s.countSlow(i, f.slotOf(o.v), x)
 		}
 		return o.v.f, o.v.name, o.reason, nil, o.meta
 	}
-	if p, b := s.tally(i, failSlot(o)); p != nil {
-		s.countSlow(i, failSlot(o), p, b)
+	if x := s.tally(i, failSlot(o)); x != 0 {
+		s.countSlow(i, failSlot(o), x)
 	}
 	return typed(key, o, def, "a number")
 }
@@ -367,20 +367,20 @@ func (s *FlagSet) ResolveObjectFields(key string, def any, ctx map[string]any) (
 		}
 		return def, "", ReasonError, ErrFlagNotFound, s.metadata
 	case f.disabled:
-		if p, b := s.tally(i, slotNone); p != nil {
-			s.countSlow(i, slotNone, p, b)
+		if x := s.tally(i, slotNone); x != 0 {
+			s.countSlow(i, slotNone, x)
 		}
 		return def, "", ReasonDisabled, nil, f.metadata
 	}
 	o := s.evaluateFlag(f, ctx, nil)
 	if o.v != nil && o.err == nil && o.v.k == kObj {
-		if p, b := s.tally(i, f.slotOf(o.v)); p != nil {
-			s.countSlow(i, f.slotOf(o.v), p, b)
+		if x := s.tally(i, f.slotOf(o.v)); x != 0 {
+			s.countSlow(i, f.slotOf(o.v), x)
 		}
 		return deepCopy(o.v.obj), o.v.name, o.reason, nil, o.meta
 	}
-	if p, b := s.tally(i, failSlot(o)); p != nil {
-		s.countSlow(i, failSlot(o), p, b)
+	if x := s.tally(i, failSlot(o)); x != 0 {
+		s.countSlow(i, failSlot(o), x)
 	}
 	return typed(key, o, def, "an object")
 }

@@ -16,9 +16,10 @@ import (
 // (see Attach), by flag key and variant, and the keys asked for that the
 // set in force does not define.
 //
-// An evaluation adds one to one counter, with one atomic add and no
-// clock read: counting must not show next to an evaluation that takes
-// 20 ns. The counters of a flag (its region) are striped: each stripe is a
+// An evaluation adds one to one counter, with one atomic add, and reads
+// no clock: counting must not show next to an evaluation that takes
+// 20 ns. When a flag was last evaluated is found once a second (Tick),
+// and by Snapshot, by the counts that changed. The counters of a flag (its region) are striped: each stripe is a
 // copy of them, and the regions of every flag are laid out in chunks so
 // that stripe s of every flag lies in cache lines of its own. An
 // evaluation picks its stripe by the address of its stack, so that two
@@ -32,25 +33,20 @@ import (
 // so that an evaluation still running on a flag set that has been
 // replaced counts where the new set's evaluations do. A region is
 // allocated on the flag's first evaluation: a flag that is never
-// evaluated costs the set a pointer.
+// evaluated costs the set a nil pointer.
 type UsageCounter struct {
-	// Read by every evaluation, written at most once a second (nowTag)
-	// or when stripes collide (remap).
-	nowTag uint64          // atomic: Unix seconds << tagBits, set by Tick
-	remap  [buckets]uint32 // atomic: the offset of each bucket's stripe
-	miss   unsafe.Pointer  // atomic *missingTable: this window's missing keys
+	// Read by every evaluation, written when stripes collide (remap).
+	remap [buckets]uint32 // atomic: the offset of each bucket's stripe
+	miss  unsafe.Pointer  // atomic *missingTable: this window's missing keys
 	// missCache finds this window's missing keys by the address of their
 	// bytes, which is the same at every call from the same place (a string
 	// constant); atomic *missingEntry, written under mu.
 	missCache [1 << missCacheBits]unsafe.Pointer
 
-	stripes int
-	// sentinel is a chunk no flag owns: the region of a flag until its
-	// first evaluation. Its tags stay zero, so that first evaluation
-	// takes the slow path, which allocates the flag's own.
-	sentinel unsafe.Pointer
+	stripes  int
 	handoffs []stripeState
-	_        [64]byte // keeps what follows, written under mu, off the lines above
+	now      atomic.Int64 // Unix seconds, set by Tick
+	_        [64]byte     // keeps what follows, written under mu, off the lines above
 
 	mu      sync.Mutex
 	since   time.Time
@@ -86,25 +82,26 @@ const (
 	stripeWords = stripeBytes / 8
 	maxStripes  = 64
 
-	tagBits = 16 // the low bits of a tag are the stack bucket that wrote it
-
-	// The words of a region, in each stripe: the tag (the second of the
-	// last evaluation in this stripe, and who made it), the evaluations
-	// that failed, those that served no variant (disabled, or no default
-	// variant), then one word per variant in the flag's order.
-	slotTag     = 0
+	// The words of a region, in each stripe: the stamp (in stripe 0 only:
+	// the second of the last evaluation seen, and the low half of the
+	// total then), the evaluations that failed, those that served no
+	// variant (disabled, or no default variant), then one word per
+	// variant in the flag's order.
+	slotStamp   = 0
 	slotError   = 1
 	slotNone    = 2
 	slotVariant = 3
 
 	// sampleEvery is how often, in evaluations of a flag's variant in
-	// one stripe, an evaluation looks at who wrote the stripe before it.
+	// one stripe, an evaluation looks at who sampled the stripe before it.
 	sampleEvery = 64
 	// handoffLimit is how many times, within a second, a sample may find
-	// the stripe last written by another stack bucket before the one that
-	// noticed is moved to another stripe. Two goroutines that evaluate the
-	// same flag at once on one stripe make a turn every other sample or
-	// so, and are parted within a few thousand evaluations.
+	// the stripe last sampled by another stack bucket before the one that
+	// noticed is moved to another stripe. Two goroutines that evaluate at
+	// once on one stripe make a turn every other sample or so, and are
+	// parted within a few thousand evaluations. Goroutines that follow
+	// each other on a stripe (one per request) make turns too, and move a
+	// bucket now and then, which costs nothing but the move.
 	handoffLimit = 16
 
 	// quarantineSeconds is how long freed counters wait before another
@@ -120,8 +117,9 @@ const (
 // stripeState is what a stripe knows of the goroutines that write it, on
 // a cache line of its own.
 type stripeState struct {
-	turns atomic.Uint32
-	_     [60]byte
+	owner atomic.Uint32 // the bucket of the last sample
+	turns atomic.Uint32 // samples that found another bucket's, this second
+	_     [56]byte
 }
 
 // retired is the region of a former version of a flag.
@@ -150,7 +148,6 @@ func newUsageCounter(now time.Time, procs int) *UsageCounter {
 	for b := range c.remap {
 		c.remap[b] = uint32(uint64(b)*golden>>32&uint64(n-1)) * stripeBytes
 	}
-	c.sentinel = c.newChunk()
 	c.miss = unsafe.Pointer(newMissingTable())
 	c.emptyMissCache()
 	c.since = now
@@ -166,18 +163,55 @@ func (c *UsageCounter) newChunk() unsafe.Pointer {
 	return unsafe.Add(p, -uintptr(p)&63)
 }
 
-// Tick sets the clock that evaluations read, whose resolution is what
-// LastEvaluated has: the provider calls it every second.
+// Tick notes that the flags whose counts changed since the last Tick
+// were evaluated at now, which is the resolution LastEvaluated has: the
+// provider calls it every second. It reads every evaluated flag's
+// counters (a few milliseconds a second for a million flags).
 func (c *UsageCounter) Tick(now time.Time) {
-	sec := now.Unix()
-	if sec < 1 {
-		sec = 1 // a zero tag means never
-	}
-	atomic.StoreUint64(&c.nowTag, uint64(sec)<<tagBits)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tick(now)
+}
+
+// tick is Tick under mu.
+func (c *UsageCounter) tick(now time.Time) {
+	sec := max(now.Unix(), 1) // a zero stamp means never
+	c.now.Store(sec)
 	for i := range c.handoffs {
 		if c.handoffs[i].turns.Load() != 0 {
 			c.handoffs[i].turns.Store(0)
 		}
+	}
+	set := c.current
+	if set == nil {
+		return
+	}
+	for i, f := range set.index.slots {
+		if f == nil {
+			continue
+		}
+		c.stamp(atomic.LoadPointer(set.region(uint64(i))), f, sec)
+		for _, old := range c.retired[f.key] {
+			c.stamp(old.region, old.of, sec)
+		}
+	}
+}
+
+// stamp records sec as the last evaluation of the region r, of flag f,
+// if its counts changed since it was last stamped; under mu.
+func (c *UsageCounter) stamp(r unsafe.Pointer, f *flag, sec int64) {
+	if r == nil {
+		return
+	}
+	var total uint64
+	for s := range c.stripes {
+		for w := slotError; w < regionWords(f); w++ {
+			total += atomic.LoadUint64((*uint64)(unsafe.Add(r, s*stripeBytes+w*8)))
+		}
+	}
+	st := (*uint64)(r)
+	if old := atomic.LoadUint64(st); uint32(old) != uint32(total) || old == 0 && total != 0 {
+		atomic.StoreUint64(st, uint64(sec)<<32|uint64(uint32(total)))
 	}
 }
 
@@ -227,63 +261,52 @@ func bucket(here *byte) uintptr {
 // tally adds one evaluation of the flag in slot i of s to slot, when s is
 // attached. It is small enough to be inlined into every Resolve method:
 // what is not common goes to countSlow, which the caller calls with what
-// tally returns when that is not nil.
-func (s *FlagSet) tally(i uint64, slot uintptr) (unsafe.Pointer, uintptr) {
+// tally returns when that is not zero: the stack bucket, plus one, for a
+// sample; plus buckets more when the flag has no counters yet, and the
+// evaluation is not counted.
+func (s *FlagSet) tally(i uint64, slot uintptr) uintptr {
 	c := s.use
 	if c == nil {
-		return nil, 0
+		return 0
 	}
 	var here byte
 	b := uintptr(unsafe.Pointer(&here)) >> stackBits & (buckets - 1) // see bucket
-	p := unsafe.Add(atomic.LoadPointer(&s.regions[i]), atomic.LoadUint32(&c.remap[b]))
-	// Zero when the stamp is of this second (read first: no load passes
-	// the add) and the count is not a multiple of sampleEvery, whose
-	// remainder less one then wraps around.
-	if (atomic.LoadUint64((*uint64)(p))^atomic.LoadUint64(&c.nowTag))>>tagBits|(atomic.AddUint64((*uint64)(unsafe.Add(p, slot*8)), 1)%sampleEvery-1)>>63 == 0 {
-		p = nil
+	r := atomic.LoadPointer(&s.regions[i])
+	if r == nil {
+		return b + 1 + buckets
 	}
-	return p, b
+	if atomic.AddUint64((*uint64)(unsafe.Add(r, uintptr(atomic.LoadUint32(&c.remap[b]))+slot*8)), 1)%sampleEvery != 0 {
+		return 0
+	}
+	return b + 1
 }
 
-// countSlow finishes what tally started when the stripe p's tag was not
-// of this second, or for one evaluation in sampleEvery. On the flag's
-// first evaluation it counts again in the flag's own region (tally added
-// to the sentinel). It stamps the stripe with the second and the stack
-// bucket of the evaluation; and when the stamp of another bucket is found
-// in the same second, the stripe may be shared by two goroutines that run
-// at once, which countSlow separates after a few such turns. Goroutines
-// that follow each other on a stripe (one per request) make turns too, one
-// per sample at most, and move a bucket now and then, which costs nothing
-// but the move.
+// countSlow finishes what tally started. On the flag's first evaluation
+// it allocates the flag's counters and counts. For a sample, it notes the
+// bucket as the stripe's owner; when it finds another bucket's instead,
+// the stripe may be shared by two goroutines that run at once, which
+// countSlow separates after a few such turns.
 //
 //go:noinline
-func (s *FlagSet) countSlow(i uint64, slot uintptr, p unsafe.Pointer, b uintptr) {
+func (s *FlagSet) countSlow(i uint64, slot uintptr, x uintptr) {
 	c := s.use
-	if off := uintptr(p) - uintptr(c.sentinel); off < uintptr(c.stripes)*stripeBytes {
+	b := (x - 1) % buckets
+	off := uintptr(atomic.LoadUint32(&c.remap[b]))
+	if x > buckets {
 		r := c.allocated(s, i)
-		if r == nil {
-			return // the flag has left the set in force: nothing counts it
+		if r != nil { // else the flag has left the set in force, and its counts
+			atomic.AddUint64((*uint64)(unsafe.Add(r, off+slot*8)), 1)
 		}
-		p = unsafe.Add(r, off)
-		atomic.AddUint64((*uint64)(unsafe.Add(p, slot*8)), 1)
-	}
-	now := atomic.LoadUint64(&c.nowTag)
-	old := atomic.LoadUint64((*uint64)(p))
-	if old == now|uint64(b) {
 		return
 	}
-	atomic.StoreUint64((*uint64)(p), now|uint64(b))
-	if old>>tagBits != now>>tagBits {
-		return // the first evaluation of this second in this stripe
-	}
-	st := (uintptr(p) - uintptr(atomic.LoadPointer(s.region(i)))) / stripeBytes
-	if c.handoffs[st].turns.Add(1) < handoffLimit {
+	st := &c.handoffs[off/stripeBytes]
+	if st.owner.Swap(uint32(b)) == uint32(b) || st.turns.Add(1) < handoffLimit {
 		return
 	}
-	c.handoffs[st].turns.Store(0)
+	st.turns.Store(0)
 	// The bucket that noticed moves to the next stripe; should that one be
 	// taken too, it moves on after as many turns there.
-	next := (st + 1) & uintptr(c.stripes-1)
+	next := (off/stripeBytes + 1) & uintptr(c.stripes-1)
 	atomic.StoreUint32(&c.remap[b], uint32(next*stripeBytes))
 }
 
@@ -294,7 +317,7 @@ func (s *FlagSet) countSlow(i uint64, slot uintptr, p unsafe.Pointer, b uintptr)
 func (c *UsageCounter) allocated(s *FlagSet, i uint64) unsafe.Pointer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if r := atomic.LoadPointer(s.region(i)); r != c.sentinel {
+	if r := atomic.LoadPointer(s.region(i)); r != nil {
 		return r
 	}
 	f := s.index.slots[i]
@@ -313,7 +336,7 @@ func (c *UsageCounter) allocated(s *FlagSet, i uint64) unsafe.Pointer {
 		at = cur.region(j)
 	}
 	r := atomic.LoadPointer(at)
-	if r == c.sentinel {
+	if r == nil {
 		r = c.alloc(regionWords(f))
 		atomic.StorePointer(at, r)
 	}
@@ -367,7 +390,7 @@ func failSlot(o outcome) uintptr {
 
 // alloc hands out words per stripe of counters, all zero; under mu.
 func (c *UsageCounter) alloc(words int) unsafe.Pointer {
-	now := int64(atomic.LoadUint64(&c.nowTag) >> tagBits)
+	now := c.now.Load()
 	if l := c.free[words]; len(l) > 0 && l[0].since+quarantineSeconds <= now {
 		p := l[0].p
 		c.free[words] = l[1:]
@@ -384,10 +407,10 @@ func (c *UsageCounter) alloc(words int) unsafe.Pointer {
 
 // release frees a region for reuse after the quarantine; under mu.
 func (c *UsageCounter) release(p unsafe.Pointer, words int) {
-	if p == c.sentinel {
+	if p == nil {
 		return
 	}
-	c.free[words] = append(c.free[words], freed{p: p, since: int64(atomic.LoadUint64(&c.nowTag) >> tagBits)})
+	c.free[words] = append(c.free[words], freed{p: p, since: c.now.Load()})
 }
 
 // zero sets words counters of every stripe of the region p to zero. An
@@ -425,7 +448,7 @@ func (c *UsageCounter) Attach(set, old *FlagSet) (removed map[string]FlagUsage) 
 		if f == nil {
 			continue
 		}
-		r := c.sentinel
+		var r unsafe.Pointer
 		if old != nil && old.use == c {
 			if prev, j := old.index.lookup(f.key); prev != nil {
 				r = c.takeOver(f, prev, atomic.LoadPointer(old.region(j)))
@@ -443,7 +466,7 @@ func (c *UsageCounter) Attach(set, old *FlagSet) (removed map[string]FlagUsage) 
 		if removed == nil {
 			removed = map[string]FlagUsage{}
 		}
-		removed[f.key] = c.flagUsage(f, atomic.LoadPointer(old.region(uint64(j))))
+		removed[f.key] = c.flagUsage(f, atomic.LoadPointer(old.region(uint64(j))), time.Now().Unix())
 		c.drop(f, atomic.LoadPointer(old.region(uint64(j))))
 	}
 	return removed
@@ -458,7 +481,7 @@ func (c *UsageCounter) takeOver(f, prev *flag, r unsafe.Pointer) unsafe.Pointer 
 	// The variants changed: prev's region is retired, unless it was never
 	// used; and f's variants may be those of a region retired earlier.
 	list := c.retired[f.key]
-	mine := c.sentinel
+	var mine unsafe.Pointer
 	for i, old := range list {
 		if sameVariants(old.of, f) {
 			mine = old.region
@@ -466,7 +489,7 @@ func (c *UsageCounter) takeOver(f, prev *flag, r unsafe.Pointer) unsafe.Pointer 
 			break
 		}
 	}
-	if r != c.sentinel {
+	if r != nil {
 		list = append(list, retired{region: r, of: prev})
 	}
 	if len(list) == 0 {
@@ -535,13 +558,14 @@ type FlagUsage struct {
 // Evaluations that run meanwhile are counted in it or not, but every
 // flag's counts agree with each other.
 func (c *UsageCounter) Snapshot() UsageSnapshot {
+	sec := time.Now().Unix()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := UsageSnapshot{Since: c.since, Flags: map[string]FlagUsage{}, Missing: map[string]uint64{}}
 	if set := c.current; set != nil {
 		for i, f := range set.index.slots {
 			if f != nil {
-				out.Flags[f.key] = c.flagUsage(f, atomic.LoadPointer(set.region(uint64(i))))
+				out.Flags[f.key] = c.flagUsage(f, atomic.LoadPointer(set.region(uint64(i))), sec)
 			}
 		}
 	}
@@ -563,31 +587,40 @@ func (c *UsageCounter) Snapshot() UsageSnapshot {
 }
 
 // flagUsage adds up the counters of f, whose region is r, and those of
-// the key's former variants; under mu.
-func (c *UsageCounter) flagUsage(f *flag, r unsafe.Pointer) FlagUsage {
+// the key's former variants, stamping sec on those whose counts have
+// changed since their stamp; under mu.
+func (c *UsageCounter) flagUsage(f *flag, r unsafe.Pointer, sec int64) FlagUsage {
 	var u FlagUsage
 	var last uint64
 	add := func(r unsafe.Pointer, of *flag) {
-		if r == c.sentinel {
+		if r == nil {
 			return
 		}
+		var total uint64
 		for s := range c.stripes {
 			st := unsafe.Add(r, s*stripeBytes)
 			word := func(i int) uint64 { return atomic.LoadUint64((*uint64)(unsafe.Add(st, i*8))) }
-			last = max(last, word(slotTag)>>tagBits)
-			e := word(slotError)
+			e, none := word(slotError), word(slotNone)
 			u.Errors += e
-			u.Evaluations += e + word(slotNone)
+			total += e + none
 			for i := range regionWords(of) - slotVariant {
 				if n := word(slotVariant + i); n > 0 {
 					if u.Variants == nil {
 						u.Variants = map[string]uint64{}
 					}
 					u.Variants[of.vals[i].name] += n
-					u.Evaluations += n
+					total += n
 				}
 			}
 		}
+		u.Evaluations += total
+		stamp := (*uint64)(r)
+		old := atomic.LoadUint64(stamp)
+		if uint32(old) != uint32(total) || old == 0 && total != 0 {
+			old = uint64(sec)<<32 | uint64(uint32(total))
+			atomic.StoreUint64(stamp, old)
+		}
+		last = max(last, old>>32)
 	}
 	for _, old := range c.retired[f.key] {
 		add(old.region, old.of)
@@ -620,7 +653,7 @@ func (c *UsageCounter) Reset(now time.Time) {
 			if f == nil {
 				continue
 			}
-			if r := atomic.LoadPointer(set.region(uint64(i))); r != c.sentinel {
+			if r := atomic.LoadPointer(set.region(uint64(i))); r != nil {
 				c.zero(r, regionWords(f))
 			}
 			for _, old := range c.retired[f.key] {

@@ -220,3 +220,29 @@ func TestFirstEvaluationOnAReplacedSet(t *testing.T) {
 		t.Errorf("b: %+v", u)
 	}
 }
+
+// When a flag was last evaluated is the second of the first Tick, or
+// Snapshot, that sees its counts changed.
+func TestLastEvaluatedIsStampedBySecond(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	c := newUsageCounter(start, 2)
+	set := attached(t, c, usageDoc, nil)
+	set.ResolveBool("b", false, nil)
+	c.Tick(start.Add(time.Second))
+	c.Tick(start.Add(5 * time.Second)) // nothing evaluated since
+	s := c.Snapshot()
+	if got := s.Flags["b"].LastEvaluated; !got.Equal(start.Add(time.Second)) || got.Location() != time.UTC {
+		t.Errorf("b last evaluated at %v, want %v", got, start.Add(time.Second))
+	}
+	if got := s.Flags["r"].LastEvaluated; !got.IsZero() {
+		t.Errorf("r, never evaluated, last evaluated at %v", got)
+	}
+	set.ResolveBool("b", false, nil)
+	if got := c.Snapshot().Flags["b"].LastEvaluated; time.Since(got) > 2*time.Second {
+		t.Errorf("b evaluated again, last at %v", got)
+	}
+	c.Reset(time.Now())
+	if got := c.Snapshot().Flags["b"].LastEvaluated; !got.IsZero() {
+		t.Errorf("after Reset, b last evaluated at %v", got)
+	}
+}
