@@ -271,7 +271,7 @@ func TestFlagdDaemonIdleConnection(t *testing.T) {
 		t.Errorf("event %s %q on an idle connection", ev.EventType, ev.Message)
 	case <-time.After(70 * time.Second):
 	}
-	if n := logs.Count("flags loaded"); n != 1 {
+	if n := logs.Count(`msg="flags loaded"`); n != 1 {
 		t.Errorf("the flags came %d times in a minute, want once:\n%s", n, logs.String())
 	}
 	if strings.Contains(logs.String(), "ended gracefully") {
