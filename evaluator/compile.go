@@ -481,10 +481,27 @@ func (c *compiler) compileOp(name string, raw any, at *loc) (*node, error) {
 		// The checks and precomputations below are for the others.
 		return c.finish(n, mark)
 	}
-	// An operand with a problem is a broken or unknown node here, which the
-	// checks below take for a computed value: they report only what is
-	// wrong with the operation itself.
+	c.checkArgs(n, at)
+	c.precompute(n, at)
+	if nn, err := c.finish(n, mark); err != nil || nn != n {
+		return nn, err
+	}
 	switch op {
+	case opEq, opNe, opLt, opLe, opGt, opGe, opIn:
+		if n.argc() == 2 && n.args[1].isConst() && n.args[0].op == opVar && n.args[0].v.single {
+			n.attrConst = true
+			n.exact = exactText(n)
+		}
+	}
+	return n, nil
+}
+
+// checkArgs reports the arguments that operation n cannot take.
+func (c *compiler) checkArgs(n *node, at *loc) {
+	// An operand with a problem is a broken or unknown node here, which the
+	// checks take for a computed value: they report only what is wrong with
+	// the operation itself.
+	switch n.op {
 	case opEq, opNe, opLt, opLe, opGt, opGe, opSub, opMul, opDiv, opMod, opMin, opMax,
 		opSubstr, opIn, opMissingSome, opSet:
 		if err := needsList(n, at); err != nil {
@@ -503,7 +520,12 @@ func (c *compiler) compileOp(name string, raw any, at *loc) (*node, error) {
 			c.fail(compileErr(at, "merge needs values to merge"))
 		}
 	}
-	switch op {
+}
+
+// precompute prepares at load what operation n would otherwise work out
+// on every evaluation.
+func (c *compiler) precompute(n *node, at *loc) {
+	switch n.op {
 	case opIn:
 		n.aux = unsafe.Pointer(precomputeIn(n))
 	case opSemVer:
@@ -519,17 +541,6 @@ func (c *compiler) compileOp(name string, raw any, at *loc) (*node, error) {
 		}
 		n.aux = unsafe.Pointer(spec)
 	}
-	if nn, err := c.finish(n, mark); err != nil || nn != n {
-		return nn, err
-	}
-	switch op {
-	case opEq, opNe, opLt, opLe, opGt, opGe, opIn:
-		if n.argc() == 2 && n.args[1].isConst() && n.args[0].op == opVar && n.args[0].v.single {
-			n.attrConst = true
-			n.exact = exactText(n)
-		}
-	}
-	return n, nil
 }
 
 // finish is n, or the broken node that stands for it when it has a problem

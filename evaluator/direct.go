@@ -66,9 +66,25 @@ func (l *loader) compileSpan(fd *flagDef, setMeta map[string]any) (f *flag, prob
 		f, problems = l.compileFlag(fd, setMeta)
 		return f, problems, true
 	}
-	var def defFields
 	list := &l.variants
 	list.names, list.raws = list.names[:0], list.raws[:0]
+	def, ok := d.defFields(list, l.noRefs)
+	if !ok {
+		return nil, nil, false
+	}
+	d.space()
+	if d.pos != len(d.data) {
+		return nil, nil, false
+	}
+	f, problems = l.compileFields(fd, def, setMeta)
+	return f, problems, true
+}
+
+// defFields reads the members of a definition object that the loader reads,
+// from its opening brace to its closing one; variants go into list. ok is
+// false when it is not JSON. With noRefs, the rule's operations are decoded
+// as one-member objects.
+func (d *fastDecoder) defFields(list *variantList, noRefs bool) (def defFields, ok bool) {
 	d.pos++
 	d.depth++
 	d.space()
@@ -78,15 +94,15 @@ func (l *loader) compileSpan(fd *flagDef, setMeta map[string]any) (f *flag, prob
 		for {
 			d.space()
 			if d.pos >= len(d.data) || d.data[d.pos] != '"' {
-				return nil, nil, false
+				return def, false
 			}
 			kv, ok := d.str()
 			if !ok {
-				return nil, nil, false
+				return def, false
 			}
 			d.space()
 			if d.pos >= len(d.data) || d.data[d.pos] != ':' {
-				return nil, nil, false
+				return def, false
 			}
 			d.pos++
 			var v any
@@ -96,7 +112,7 @@ func (l *loader) compileSpan(fd *flagDef, setMeta map[string]any) (f *flag, prob
 					def.variants = v
 				}
 			default:
-				d.single = k == "targeting" && l.noRefs
+				d.single = k == "targeting" && noRefs
 				v, ok = d.value()
 				d.single = false
 				if !ok {
@@ -114,23 +130,18 @@ func (l *loader) compileSpan(fd *flagDef, setMeta map[string]any) (f *flag, prob
 				}
 			}
 			if !ok {
-				return nil, nil, false
+				return def, false
 			}
 			more, ok := d.after('}')
 			if !ok {
-				return nil, nil, false
+				return def, false
 			}
 			if !more {
 				break
 			}
 		}
 	}
-	d.space()
-	if d.pos != len(d.data) {
-		return nil, nil, false
-	}
-	f, problems = l.compileFields(fd, def, setMeta)
-	return f, problems, true
+	return def, true
 }
 
 // variants reads a "variants" member's value into list when it is an

@@ -621,16 +621,7 @@ type defFields struct {
 func (l *loader) compileFields(fd *flagDef, def defFields, setMeta map[string]any) (*flag, []FlagProblem) {
 	key := fd.key
 	f := newFlag(key)
-	flagMeta := l.metadata(fd, def.metadata)
-	if len(flagMeta) == 0 && len(setMeta) > 0 {
-		// Shared by every flag without metadata of its own: nothing
-		// writes to it.
-		f.metadata = setMeta
-	} else if len(setMeta)+len(flagMeta) > 0 {
-		f.metadata = make(map[string]any, len(setMeta)+len(flagMeta))
-		maps.Copy(f.metadata, setMeta)
-		maps.Copy(f.metadata, flagMeta)
-	}
+	f.metadata = mergeMetadata(setMeta, l.metadata(fd, def.metadata))
 	switch state := def.state; state {
 	case "ENABLED":
 	case "DISABLED":
@@ -690,19 +681,39 @@ func (l *loader) compileFields(fd *flagDef, def defFields, setMeta map[string]an
 		// The rest of the rule answers as usual, as in flagd.
 		problems[i].WhenReached = true
 	}
+	l.finish(f, rule)
+	return f, problems
+}
+
+// mergeMetadata is a flag's metadata: its own over the flag set's.
+func mergeMetadata(setMeta, flagMeta map[string]any) map[string]any {
+	switch {
+	case len(flagMeta) == 0 && len(setMeta) > 0:
+		// Shared by every flag without metadata of its own: nothing
+		// writes to it.
+		return setMeta
+	case len(setMeta)+len(flagMeta) > 0:
+		m := make(map[string]any, len(setMeta)+len(flagMeta))
+		maps.Copy(m, setMeta)
+		maps.Copy(m, flagMeta)
+		return m
+	}
+	return nil
+}
+
+// finish puts a usable flag's compiled rule in place and shares its
+// variants with the flags that have the same ones.
+func (l *loader) finish(f *flag, rule *node) {
 	boxed := l.shareVariants(f)
 	if rule != nil {
 		assignSlots(rule)
 		f.shareNamesWith(rule, boxed)
 		f.rule = rule
-	}
-	if f.rule != nil {
-		f.keyRef = key
+		f.keyRef = f.key
 	}
 	if f.rule == nil && !f.disabled && f.defaultIdx >= 0 {
 		f.fixed = &f.vals[f.defaultIdx]
 	}
-	return f, problems
 }
 
 // breakWith makes f answer PARSE_ERROR because of err, which is written at
