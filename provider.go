@@ -476,18 +476,30 @@ func (s *sink) Update(u source.Update) error {
 	// Polls, reconnects and streams reopened after a graceful end deliver
 	// the flags in force again; recognising them costs a hash instead of
 	// a full load.
-	digest := sha256.Sum256(u.Flags)
 	r.p.stats.delivered()
 	r.mu.Lock()
 	last := r.last
 	r.mu.Unlock()
-	if last.set != nil && r.p.snap.Load() == last.set && digest == last.digest && reflect.DeepEqual(u.SyncContext, last.syncCtx) {
-		if _, ok := r.accept(last.set, u.Origin, digest); !ok {
-			return errShutDown
+	var digest [sha256.Size]byte
+	var set *evaluator.FlagSet
+	var err error
+	if last.set == nil {
+		// Nothing to recognise: the digest is taken while the set
+		// compiles, on a core its sequential parts leave idle.
+		var wg sync.WaitGroup
+		wg.Go(func() { digest = sha256.Sum256(u.Flags) })
+		set, err = r.p.compile(u.Flags, u.SyncContext)
+		wg.Wait()
+	} else {
+		digest = sha256.Sum256(u.Flags)
+		if r.p.snap.Load() == last.set && digest == last.digest && reflect.DeepEqual(u.SyncContext, last.syncCtx) {
+			if _, ok := r.accept(last.set, u.Origin, digest); !ok {
+				return errShutDown
+			}
+			return nil
 		}
-		return nil
+		set, err = r.p.compile(u.Flags, u.SyncContext)
 	}
-	set, err := r.p.compile(u.Flags, u.SyncContext)
 	if err != nil {
 		r.rejected(u.Origin, err)
 		return err
@@ -536,11 +548,15 @@ func (r *run) accept(set *evaluator.FlagSet, origin string, digest [sha256.Size]
 	r.p.loadedAt.Store(time.Now().UnixNano())
 	r.p.countUsage(set)
 	old := r.p.snap.Swap(set)
-	added, removed, changed := set.Changes(old)
-	changes = slices.Concat(added, removed, changed)
-	if old != nil && !reflect.DeepEqual(old.Enrichment(), set.Enrichment()) {
-		// Every flag may evaluate differently with other enrichment.
-		changes = unionKeys(old, set)
+	if r.state != stateStarting {
+		// Init's flags are announced by READY, which lists none; sorting
+		// the keys of a large first set would lengthen every start.
+		added, removed, changed := set.Changes(old)
+		changes = slices.Concat(added, removed, changed)
+		if old != nil && !reflect.DeepEqual(old.Enrichment(), set.Enrichment()) {
+			// Every flag may evaluate differently with other enrichment.
+			changes = unionKeys(old, set)
+		}
 	}
 	// A source that comes back after a loss has reconnected; one whose
 	// flag set was rejected has only sent a better one.

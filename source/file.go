@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -505,7 +504,11 @@ func readRegular(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer fh.Close()
-	return io.ReadAll(fh)
+	// Sized as the file was: io.ReadAll's doubling would allocate and copy
+	// a large file twice over.
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
+	_, err = buf.ReadFrom(fh)
+	return buf.Bytes(), err
 }
 
 // linkNames returns the entries of dir that dir/base resolves through: base
