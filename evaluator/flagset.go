@@ -251,6 +251,7 @@ type loader struct {
 	prev    *flagIndex // the flags of WithPrevious, when they can be reused
 	// variants is reused by compileSpan for each definition's variants.
 	variants variantList
+	locs     []loc // reused by compileRule's compilers
 }
 
 // errNotJSON is load's answer when a definition of lazyFlags is not JSON.
@@ -877,9 +878,11 @@ func (l *loader) compileRule(fd *flagDef, targeting any) (rule *node, problems [
 	if obj, ok := targeting.(map[string]any); ok && len(obj) == 0 {
 		return nil, nil, false
 	}
-	var c compiler
-	at := root("targeting")
-	rule, _ = c.compile(targeting, &at)
+	// Nothing keeps a location once the rule is compiled: its errors
+	// spell theirs out.
+	c := compiler{locs: l.locs[:0]}
+	rule, _ = c.compile(targeting, c.loc(root("targeting")))
+	l.locs = c.locs[:0]
 	if c.usesLegacy {
 		l.warn(fd.key, fd.path("targeting"), legacyWarning(c.legacy))
 	}
