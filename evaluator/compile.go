@@ -246,6 +246,9 @@ type compiler struct {
 	// they live no longer than the compilation, so one chunk serves the
 	// flags a loader compiles, one after the other.
 	locs []loc
+	// paths are the var paths split so far, shared by the rules that read
+	// the same ones: a set reads the same few attributes thousands of times.
+	paths map[string]path
 }
 
 // locChunk is how many locations the compiler allocates at once.
@@ -743,12 +746,19 @@ const (
 )
 
 func (c *compiler) compileVar(n *node, raw any, at *loc) {
-	argNode, _ := c.compile(raw, at)
-	if !argNode.isConst() {
-		n.v = &varSpec{dyn: argNode}
-		return
+	var arg value
+	if s, ok := raw.(string); ok {
+		// Most vars name an attribute: no node to read it from.
+		arg = strVal(s)
+	} else {
+		argNode, _ := c.compile(raw, at)
+		if !argNode.isConst() {
+			n.v = &varSpec{dyn: argNode}
+			return
+		}
+		arg = argNode.lit
 	}
-	spec, why := varSpecOf(argNode.lit)
+	spec, why := varSpecOf(arg, c.paths)
 	if why != "" {
 		c.fail(compileErr(at, "%s", why))
 		return
@@ -763,7 +773,7 @@ func (c *compiler) compileVar(n *node, raw any, at *loc) {
 // in the rule or computed by it: a path string, a number (read as its
 // decimal text), or [path, default]. why says what is wrong with the other
 // shapes.
-func varSpecOf(arg value) (spec varSpec, why string) {
+func varSpecOf(arg value, paths map[string]path) (spec varSpec, why string) {
 	switch arg.k {
 	case kNull:
 		spec.mode = varNull
@@ -790,7 +800,7 @@ func varSpecOf(arg value) (spec varSpec, why string) {
 	default:
 		return spec, "var path must be a string, a number or [path, default]"
 	}
-	spec.path = splitPath(arg.str())
+	spec.path = splitPathIn(paths, arg.str())
 	spec.plain = len(spec.path.parts) > 0 && spec.path.parts[0] != flagdKey
 	spec.single = spec.plain && len(spec.path.parts) == 1
 	return spec, ""

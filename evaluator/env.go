@@ -138,8 +138,17 @@ type path struct {
 }
 
 func splitPath(s string) path {
-	var p path
-	for _, part := range strings.Split(s, ".") {
+	n := 0
+	for part := range strings.SplitSeq(s, ".") {
+		if part != "" {
+			n++
+		}
+	}
+	if n == 0 {
+		return path{}
+	}
+	p := path{parts: make([]string, 0, n), idx: make([]int, 0, n)}
+	for part := range strings.SplitSeq(s, ".") {
 		if part == "" {
 			continue
 		}
@@ -147,6 +156,20 @@ func splitPath(s string) path {
 		p.parts = append(p.parts, part)
 		p.idx = append(p.idx, toInt(f))
 	}
+	return p
+}
+
+// splitPathIn is splitPath through paths, when there are any: a path's
+// slices are never written once split, so rules can share them.
+func splitPathIn(paths map[string]path, s string) path {
+	if paths == nil {
+		return splitPath(s)
+	}
+	if p, ok := paths[s]; ok {
+		return p
+	}
+	p := splitPath(s)
+	paths[s] = p
 	return p
 }
 
@@ -237,7 +260,7 @@ func (e *env) lookUp(v *varSpec) any {
 // argument (see varSpecOf). The second result is false when the argument
 // is of a shape the reference engine fails on.
 func (e *env) getVar(arg value, data value) (value, bool) {
-	spec, why := varSpecOf(arg)
+	spec, why := varSpecOf(arg, nil)
 	if why != "" {
 		// Booleans and objects only fail once they are split as a path, which
 		// the reference engine never reaches for null data.

@@ -252,6 +252,7 @@ type loader struct {
 	// variants is reused by compileSpan for each definition's variants.
 	variants variantList
 	locs     []loc // reused by compileRule's compilers
+	paths    map[string]path
 }
 
 // errNotJSON is load's answer when a definition of lazyFlags is not JSON.
@@ -880,7 +881,10 @@ func (l *loader) compileRule(fd *flagDef, targeting any) (rule *node, problems [
 	}
 	// Nothing keeps a location once the rule is compiled: its errors
 	// spell theirs out.
-	c := compiler{locs: l.locs[:0]}
+	if l.paths == nil {
+		l.paths = make(map[string]path)
+	}
+	c := compiler{locs: l.locs[:0], paths: l.paths}
 	rule, _ = c.compile(targeting, c.loc(root("targeting")))
 	l.locs = c.locs[:0]
 	if c.usesLegacy {
