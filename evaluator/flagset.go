@@ -253,6 +253,8 @@ type loader struct {
 	variants variantList
 	locs     []loc // reused by compileRule's compilers
 	paths    map[string]path
+	consts   map[constKey]*sharedConst
+	rules    int // compiled by compileRule
 }
 
 // errNotJSON is load's answer when a definition of lazyFlags is not JSON.
@@ -883,8 +885,10 @@ func (l *loader) compileRule(fd *flagDef, targeting any) (rule *node, problems [
 	// spell theirs out.
 	if l.paths == nil {
 		l.paths = make(map[string]path)
+		l.consts = make(map[constKey]*sharedConst)
 	}
-	c := compiler{locs: l.locs[:0], paths: l.paths}
+	l.rules++
+	c := compiler{locs: l.locs[:0], paths: l.paths, consts: l.consts, rule: l.rules}
 	rule, _ = c.compile(targeting, c.loc(root("targeting")))
 	l.locs = c.locs[:0]
 	if c.usesLegacy {
