@@ -96,9 +96,16 @@ func (d *fastDecoder) defFields(list *variantList, noRefs bool) (def defFields, 
 			if d.pos >= len(d.data) || d.data[d.pos] != '"' {
 				return def, false
 			}
-			kv, ok := d.str()
-			if !ok {
-				return def, false
+			// The members are told apart by their bytes: boxing each name
+			// of each definition would cost a lookup in the decoder's
+			// strings.
+			kb, plain := d.plainKey()
+			if !plain {
+				kv, ok := d.str()
+				if !ok {
+					return def, false
+				}
+				kb = []byte(kv.(string))
 			}
 			d.space()
 			if d.pos >= len(d.data) || d.data[d.pos] != ':' {
@@ -106,19 +113,19 @@ func (d *fastDecoder) defFields(list *variantList, noRefs bool) (def defFields, 
 			}
 			d.pos++
 			var v any
-			switch k := kv.(string); k {
+			switch string(kb) {
 			case "variants":
 				if v, ok = d.variants(list); ok {
 					def.variants = v
 				}
 			default:
-				d.single = k == "targeting" && noRefs
+				d.single = noRefs && string(kb) == "targeting"
 				v, ok = d.value()
 				d.single = false
 				if !ok {
 					break
 				}
-				switch k {
+				switch string(kb) {
 				case "state":
 					def.state = v
 				case "defaultVariant":

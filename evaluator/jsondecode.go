@@ -338,6 +338,24 @@ func (d *fastDecoder) text(b []byte) any {
 	return v
 }
 
+// plainKey reads a string at d.pos, the opening quote included, when it
+// has neither escapes nor bytes past ASCII, and returns its bytes, which
+// are the document's; plain is false, and d.pos unchanged, for any other
+// string, which str reads.
+func (d *fastDecoder) plainKey() (b []byte, plain bool) {
+	start := d.pos + 1
+	for p := start; p < len(d.data); p++ {
+		switch c := d.data[p]; {
+		case c == '"':
+			d.pos = p + 1
+			return d.data[start:p], true
+		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
 // str reads a string at d.pos, the opening quote included; the string is
 // boxed in an interface.
 func (d *fastDecoder) str() (any, bool) {
