@@ -1,12 +1,14 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -216,5 +218,54 @@ func BenchmarkInitFile(b *testing.B) {
 		b.StopTimer()
 		p.Shutdown()
 		b.StartTimer()
+	}
+}
+
+// BenchmarkReplace is a provider whose whole flag set is replaced by
+// another of as many flags, none of which it can take from the set in
+// force: the heap held with one set in force (held-MiB), and while the
+// other replaces it the most that the collector found reachable
+// (live-MiB) and the heap's peak with the garbage of the load not yet
+// collected (peak-MiB), all above the heap before the provider. The
+// replacement runs with GOGC=5, for collections often enough to see the
+// most reachable heap; its time is not a load's. sets is
+// live over held: the set in force and the one being loaded, 2 at most;
+// a third copy would take it towards 3.
+func BenchmarkReplace(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			if n > 100_000 && os.Getenv(hugeEnv) == "" {
+				b.Skipf("set %s=1 to replace a million flags", hugeEnv)
+			}
+			first := generate(n, 0)
+			// Other keys: every flag is new, and compiled.
+			docs := [2][]byte{first, bytes.ReplaceAll(first, []byte(`"flag_`), []byte(`"next_`))}
+			var held, peak, live uint64
+			i := 0
+			for b.Loop() {
+				b.StopTimer()
+				base := heapInUse()
+				_, sink := provider(b, docs[i%2], fractional.V2)
+				held = heapInUse() - base
+				// Frequent collections, so that one sees the heap near
+				// its most reachable: the swap, with both sets built.
+				gc := debug.SetGCPercent(5)
+				watch := startPeakWatch()
+				b.StartTimer()
+				if err := sink.Update(source.Update{Flags: docs[(i+1)%2], Origin: "bench"}); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				peak = watch.stop() - base
+				debug.SetGCPercent(gc)
+				live = watch.live - base
+				i++
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(held)/(1<<20), "held-MiB")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+			b.ReportMetric(float64(live)/(1<<20), "live-MiB")
+			b.ReportMetric(float64(live)/float64(held), "sets")
+		})
 	}
 }
