@@ -99,7 +99,7 @@ func (d *fastDecoder) defFields(list *variantList, noRefs bool) (def defFields, 
 			// The members are told apart by their bytes: boxing each name
 			// of each definition would cost a lookup in the decoder's
 			// strings.
-			kb, plain := d.plainKey()
+			kb, plain := d.plainStr()
 			if !plain {
 				kv, ok := d.str()
 				if !ok {

@@ -338,11 +338,11 @@ func (d *fastDecoder) text(b []byte) any {
 	return v
 }
 
-// plainKey reads a string at d.pos, the opening quote included, when it
+// plainStr reads a string at d.pos, the opening quote included, when it
 // has neither escapes nor bytes past ASCII, and returns its bytes, which
 // are the document's; plain is false, and d.pos unchanged, for any other
-// string, which str reads.
-func (d *fastDecoder) plainKey() (b []byte, plain bool) {
+// string.
+func (d *fastDecoder) plainStr() (b []byte, plain bool) {
 	start := d.pos + 1
 	for p := start; p < len(d.data); p++ {
 		switch c := d.data[p]; {
@@ -359,25 +359,20 @@ func (d *fastDecoder) plainKey() (b []byte, plain bool) {
 // str reads a string at d.pos, the opening quote included; the string is
 // boxed in an interface.
 func (d *fastDecoder) str() (any, bool) {
+	if b, plain := d.plainStr(); plain {
+		return d.text(b), true
+	}
 	d.pos++ // '"'
 	start := d.pos
-	plain := true
 	for p := start; p < len(d.data); p++ {
 		switch c := d.data[p]; {
 		case c == '"':
-			b := d.data[start:p]
 			d.pos = p + 1
-			if plain {
-				return d.text(b), true
-			}
-			return d.unescape(b)
+			return d.unescape(d.data[start:p])
 		case c == '\\':
-			plain = false
 			p++ // the escaped byte cannot end the string
 		case c < 0x20:
 			return nil, false
-		case c >= utf8.RuneSelf:
-			plain = false
 		}
 	}
 	return nil, false
