@@ -494,12 +494,13 @@ func (c *compiler) constNode(v value) *node {
 	default:
 		return &node{op: opConst, lit: v}
 	}
-	if sc, ok := c.consts[key]; ok && sc.rule != c.rule {
+	sc, ok := c.consts[key]
+	if ok && sc.rule != c.rule {
 		sc.rule = c.rule
 		return sc.n
 	}
 	n := &node{op: opConst, lit: v}
-	if _, ok := c.consts[key]; !ok && len(c.consts) < maxSharedConsts {
+	if !ok && len(c.consts) < maxSharedConsts {
 		c.consts[key] = &sharedConst{n: n, rule: c.rule}
 	}
 	return n
@@ -808,9 +809,10 @@ const (
 
 func (c *compiler) compileVar(n *node, raw any, at *loc) {
 	var arg value
-	if s, ok := raw.(string); ok {
-		// Most vars name an attribute: no node to read it from.
-		arg = strVal(s)
+	if _, ok := raw.(string); ok {
+		// Most vars name an attribute: read as a constant is, without a
+		// node to read it from.
+		arg = fromAny(raw)
 	} else {
 		argNode, _ := c.compile(raw, at)
 		if !argNode.isConst() {

@@ -685,7 +685,7 @@ func (l *loader) compileFields(fd *flagDef, def defFields, setMeta map[string]an
 		// The rest of the rule answers as usual, as in flagd.
 		problems[i].WhenReached = true
 	}
-	l.finish(f, rule)
+	l.putRule(f, rule)
 	return f, problems
 }
 
@@ -705,9 +705,9 @@ func mergeMetadata(setMeta, flagMeta map[string]any) map[string]any {
 	return nil
 }
 
-// finish puts a usable flag's compiled rule in place and shares its
+// putRule puts a usable flag's compiled rule in place and shares its
 // variants with the flags that have the same ones.
-func (l *loader) finish(f *flag, rule *node) {
+func (l *loader) putRule(f *flag, rule *node) {
 	boxed := l.shareVariants(f)
 	if rule != nil {
 		assignSlots(rule)
