@@ -1,0 +1,76 @@
+package evaluator
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// constNodes lists the constant nodes of a flag's rule whose text is s.
+func constNodes(set *FlagSet, key, s string) []*node {
+	var out []*node
+	eachNode(set.index.get(key).rule, func(n *node) {
+		if n.op == opConst && n.lit.k == kStr && n.lit.str() == s {
+			out = append(out, n)
+		}
+	})
+	return out
+}
+
+// Rules of one load share the node of a scalar constant, but within a
+// rule each occurrence keeps its own: Explain tells an operation's
+// arguments apart by their nodes.
+func TestRulesShareScalarConstants(t *testing.T) {
+	const rule = `{"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+		"targeting": {"if": [{"==": [{"var": "x"}, "on"]}, "on", "off"]}}`
+	set := mustLoad(t, `{"flags": {"a": `+rule+`, "b": `+rule+`}}`)
+	a, b := constNodes(set, "a", "on"), constNodes(set, "b", "on")
+	if len(a) != 2 || len(b) != 2 {
+		t.Fatalf(`"on" constants: %d in a, %d in b, want 2 each`, len(a), len(b))
+	}
+	if a[0] == a[1] || b[0] == b[1] {
+		t.Error("one rule's two constants share a node")
+	}
+	shared := 0
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				shared++
+			}
+		}
+	}
+	if shared == 0 {
+		t.Error("the two rules share no constant node")
+	}
+	for _, key := range []string{"a", "b"} {
+		for ctx, want := range map[string]bool{"on": true, "off": false} {
+			if got := set.ResolveBool(key, !want, map[string]any{"x": ctx}); got.Value != want || got.Err != nil {
+				t.Errorf("%s with x=%s: %+v, want %v", key, ctx, got, want)
+			}
+		}
+	}
+}
+
+// A rule with more locations than a chunk holds, compiled after another
+// such rule by the same loader, places its problem where it is written.
+func TestLocationsPastAChunk(t *testing.T) {
+	var vars []string
+	for i := range 2 * locChunk {
+		vars = append(vars, fmt.Sprintf(`{"var": "v%d"}`, i))
+	}
+	big := `{"in": [{"var": "x"}, [` + strings.Join(vars, ",") + `]]}`
+	broken := `{"in": [{"var": "x"}, [` + strings.Join(vars, ",") + `, {"nope": 1}]]}`
+	flag := func(rule string) string {
+		return `{"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+			"targeting": {"if": [` + rule + `, "on", "off"]}}`
+	}
+	set := mustLoad(t, `{"flags": {"a": `+flag(big)+`, "b": `+flag(broken)+`}}`)
+	problems := set.Problems()
+	if len(problems) != 1 {
+		t.Fatalf("problems %+v, want one", problems)
+	}
+	want := fmt.Sprintf("/flags/b/targeting/if/0/in/1/%d/nope", 2*locChunk)
+	if got := problems[0].Pointer(); got != want {
+		t.Errorf("problem at %s, want %s", got, want)
+	}
+}
