@@ -481,16 +481,8 @@ func (s *sink) Update(u source.Update) error {
 	last := r.last
 	r.mu.Unlock()
 	var digest [sha256.Size]byte
-	var set *evaluator.FlagSet
-	var err error
-	if last.set == nil {
-		// Nothing to recognise: the digest is taken while the set
-		// compiles, on a core its sequential parts leave idle.
-		var wg sync.WaitGroup
-		wg.Go(func() { digest = sha256.Sum256(u.Flags) })
-		set, err = r.p.compile(u.Flags, u.SyncContext)
-		wg.Wait()
-	} else {
+	var hashing sync.WaitGroup
+	if last.set != nil {
 		digest = sha256.Sum256(u.Flags)
 		if r.p.snap.Load() == last.set && digest == last.digest && reflect.DeepEqual(u.SyncContext, last.syncCtx) {
 			if _, ok := r.accept(last.set, u.Origin, digest); !ok {
@@ -498,8 +490,13 @@ func (s *sink) Update(u source.Update) error {
 			}
 			return nil
 		}
-		set, err = r.p.compile(u.Flags, u.SyncContext)
+	} else {
+		// Nothing to recognise: the digest is taken while the set
+		// compiles, on a core its sequential parts leave idle.
+		hashing.Go(func() { digest = sha256.Sum256(u.Flags) })
 	}
+	set, err := r.p.compile(u.Flags, u.SyncContext)
+	hashing.Wait()
 	if err != nil {
 		r.rejected(u.Origin, err)
 		return err
