@@ -242,7 +242,7 @@ type compiler struct {
 	legacy     []any   // the legacy fractional arguments met, rewritten, for the migration hint
 	// locs holds the locations of the elements being compiled. A location
 	// links to its parent, so escape analysis puts every one declared on
-	// the way down a rule on the heap, a third of a load's allocations;
+	// the way down a rule on the heap, a fifth of a load's allocations;
 	// they live no longer than the compilation, so one chunk serves the
 	// flags a loader compiles, one after the other.
 	locs []loc
@@ -468,8 +468,8 @@ type sharedConst struct {
 }
 
 // constNode is a node for the constant v: the one an earlier rule of the
-// same loader made for the same scalar (constants are a third of a rule's
-// nodes, and the same few recur in thousands of rules), or a new one.
+// same loader made for the same scalar (the same few recur in thousands
+// of rules), or a new one.
 // Within one rule every occurrence has its own node, since Explain tells
 // the arguments of an operation apart by their nodes.
 func (c *compiler) constNode(v value) *node {
