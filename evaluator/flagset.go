@@ -2,7 +2,6 @@ package evaluator
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -66,8 +65,9 @@ type flag struct {
 	// fixed is the default variant of an enabled, valid flag without
 	// targeting: the typed accessors answer it without further checks.
 	fixed *variant
-	// fingerprint is the first half of a SHA-256 (see loader.fingerprint):
-	// it only tells a flag from the same key's previous definition.
+	// fingerprint is 128 bits of hash (see loader.fingerprint): it only
+	// tells a flag from the same key's previous definition, in this
+	// process.
 	fingerprint [fingerprintSize]byte
 	// written is a hash of the definition as written, and reusable says
 	// that it compiled without a problem or a warning: a later flag set
@@ -119,6 +119,9 @@ func WithPrevious(set *FlagSet) Option {
 // writtenSeed hashes definitions as written: flag sets are only compared
 // within a process.
 var writtenSeed = maphash.MakeSeed()
+
+// fingerprintSeeds make a flag's fingerprint: two seeds, for 128 bits.
+var fingerprintSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 
 var lastSetID atomic.Uint64
 
@@ -251,7 +254,8 @@ type loader struct {
 	prev    *flagIndex // the flags of WithPrevious, when they can be reused
 	// variants is reused by compileSpan for each definition's variants.
 	variants variantList
-	locs     []loc // reused by compileRule's compilers
+	vals     []variant // read by setVariants, before shareVariants
+	locs     []loc     // reused by compileRule's compilers
 	paths    map[string]path
 	consts   map[constKey]*sharedConst
 	rules    int // compiled by compileRule
@@ -267,17 +271,21 @@ type sharedVariants struct {
 	boxed []any
 }
 
-// shareVariants makes f use the variants of an earlier flag that has the
-// same ones. Objects are not shared: they are rare, and comparing them
-// costs more than it saves.
+// shareVariants gives f variants of its own, which setVariants left in
+// the loader's scratch: those of an earlier flag that has the same ones,
+// or a copy. Objects are not shared: they are rare, and comparing them
+// costs more than it saves. The copy is only made for variants not seen
+// before, since most flags of a large set have the same few.
 func (l *loader) shareVariants(f *flag) *sharedVariants {
 	if f.variants != nil {
+		f.vals = slices.Clone(f.vals)
 		return nil
 	}
 	b := l.vscratch[:0]
 	for i := range f.vals {
 		v := &f.vals[i]
 		if v.k == kObj {
+			f.vals = slices.Clone(f.vals)
 			return nil
 		}
 		b = binary.AppendUvarint(b, uint64(len(v.name)))
@@ -295,6 +303,7 @@ func (l *loader) shareVariants(f *flag) *sharedVariants {
 	if l.shared == nil {
 		l.shared = make(map[string]*sharedVariants)
 	}
+	f.vals = slices.Clone(f.vals)
 	sh := &sharedVariants{vals: f.vals}
 	l.shared[string(b)] = sh
 	return sh
@@ -657,13 +666,14 @@ func (l *loader) compileFields(fd *flagDef, def defFields, setMeta map[string]an
 		problems = append(problems, FlagProblem{Flag: key, Path: fd.path(at...), Err: err})
 	}
 	variantsOK := true
-	for _, p := range f.setVariants(def.variants) {
+	for _, p := range f.setVariants(def.variants, &l.vals) {
 		add(p.err, p.at...)
 		variantsOK = variantsOK && len(p.at) > 1 // one variant's problem
 	}
 	if err := f.setDefault(defaultVariant, variantsOK); err != nil {
 		add(err, "defaultVariant")
 	}
+	shared := l.shareVariants(f)
 	whole := len(problems) > 0
 	for _, p := range refProblems {
 		add(p.err, p.at...)
@@ -685,7 +695,7 @@ func (l *loader) compileFields(fd *flagDef, def defFields, setMeta map[string]an
 		// The rest of the rule answers as usual, as in flagd.
 		problems[i].WhenReached = true
 	}
-	l.putRule(f, rule)
+	l.putRule(f, rule, shared)
 	return f, problems
 }
 
@@ -705,10 +715,9 @@ func mergeMetadata(setMeta, flagMeta map[string]any) map[string]any {
 	return nil
 }
 
-// putRule puts a usable flag's compiled rule in place and shares its
-// variants with the flags that have the same ones.
-func (l *loader) putRule(f *flag, rule *node) {
-	boxed := l.shareVariants(f)
+// putRule puts a usable flag's compiled rule in place; boxed are its
+// variants as shareVariants shared them.
+func (l *loader) putRule(f *flag, rule *node, boxed *sharedVariants) {
 	if rule != nil {
 		assignSlots(rule)
 		f.shareNamesWith(rule, boxed)
@@ -739,7 +748,10 @@ type issue struct {
 // names a variant too. Every variant is read, so that each one's problem is
 // reported; a variant is of the wrong type when it differs from the first
 // (in name order) that can be read.
-func (f *flag) setVariants(raw any) []issue {
+//
+// The variants are read into scratch, which f.vals is then a view of:
+// shareVariants gives f its own.
+func (f *flag) setVariants(raw any, scratch *[]variant) []issue {
 	list, ok := raw.(*variantList)
 	if !ok {
 		obj, ok := raw.(map[string]any)
@@ -762,7 +774,8 @@ func (f *flag) setVariants(raw any) []issue {
 	if len(names) > maxScannedVariants {
 		f.variants = make(map[string]int, len(names))
 	}
-	f.vals = make([]variant, len(names))
+	f.vals = slices.Grow((*scratch)[:0], len(names))[:len(names)]
+	*scratch = f.vals
 	var problems []issue
 	first := -1 // the first variant read, whose type the others must have
 	for i, name := range names {
@@ -803,7 +816,7 @@ func newVariant(name string, raw any) (variant, error) {
 		v.k, v.f = kNum, f
 		var i int64
 		i, v.intOK = exactInt(string(t))
-		if _, acc := new(big.Float).SetInt64(i).Float64(); v.intOK && acc != big.Exact {
+		if v.intOK && !exactFloat(i) {
 			// flagd reads every number as a 64-bit float, which holds
 			// integers exactly only up to 2^53: it would answer another
 			// value than the one written.
@@ -819,6 +832,14 @@ func newVariant(name string, raw any) (variant, error) {
 		return v, fmt.Errorf("variant %q has unsupported type %T", name, raw)
 	}
 	return v, nil
+}
+
+// exactFloat reports whether float64 holds i exactly. A float64 past
+// the int64 range converts back to an unspecified int64, hence the first
+// comparison: 2^63 is the one float64 that i could round to there.
+func exactFloat(i int64) bool {
+	f := float64(i)
+	return f < 1<<63 && int64(f) == i
 }
 
 // exactInt reads a JSON number as int64 when it is a whole number in range,
@@ -1081,7 +1102,9 @@ func (s *substitution) inside(n int, key string) {
 // a form that ignores key order, spacing and number spelling (1 and 1.0),
 // so that rewriting a file without changing its meaning is not a change.
 // The parts are written into l's scratch buffer in a canonical binary form
-// and hashed once, without building a copy of the definition.
+// and hashed once, without building a copy of the definition. The hash is
+// two 64-bit maphashes: fingerprints are compared within a process only,
+// and a cryptographic hash cost a twentieth of a load.
 func (l *loader) fingerprint(def defFields, defaultVariant, targeting any, meta map[string]any) [fingerprintSize]byte {
 	b := l.scratch[:0]
 	b = canonicalAppend(b, def.state)
@@ -1090,8 +1113,10 @@ func (l *loader) fingerprint(def defFields, defaultVariant, targeting any, meta 
 	b = canonicalAppend(b, targeting)
 	b = canonicalAppend(b, meta)
 	l.scratch = b
-	sum := sha256.Sum256(b)
-	return [fingerprintSize]byte(sum[:])
+	var sum [fingerprintSize]byte
+	binary.LittleEndian.PutUint64(sum[:8], maphash.Bytes(fingerprintSeeds[0], b))
+	binary.LittleEndian.PutUint64(sum[8:], maphash.Bytes(fingerprintSeeds[1], b))
+	return sum
 }
 
 // canonicalAppend appends x in a binary form where equal JSON values, and
