@@ -139,10 +139,27 @@ func (d *fastDecoder) skipValue() bool {
 	return false
 }
 
+// shortString is how many bytes of a string stringEnd reads one by one.
+const shortString = 16
+
 // stringEnd returns the index of the quote that ends the string whose
 // content starts at p, or -1. A string with escapes is noted as a
 // possible "$ref".
 func (d *fastDecoder) stringEnd(p int) int {
+	// Most strings of a flag document are a few bytes long: a loop over
+	// them ends before two calls to IndexByte would.
+	for end := min(p+shortString, len(d.data)); p < end; p++ {
+		switch d.data[p] {
+		case '"':
+			return p
+		case '\\':
+			d.refs = true
+			p++ // the escaped byte cannot end the string
+		}
+	}
+	if p >= len(d.data) {
+		return -1
+	}
 	for {
 		q := bytes.IndexByte(d.data[p:], '"')
 		if q < 0 {

@@ -165,6 +165,11 @@ func TestSpanReadAsDecoded(t *testing.T) {
 		  "nul": null,
 		  "big": {"state": "ENABLED", "variants": {"a": 12345678901234567890}, "defaultVariant": "a"},
 		  "dup": {"state": "ENABLED", "variants": {"a": "last"}, "defaultVariant": "a"}}}`,
+		// Escapes on either side of where the scan of a string stops
+		// reading byte by byte (shortString).
+		`{"flags": {"a": {"state": "ENABLED", "variants": {"0123456789abcd\\": "x\"0123456789abcd\\\"",
+		  "0123456789abcde\\": "0123456789abcdef\"", "0123456789abcdefghij\\\"k": "0123456789abcdefghijklmnopq\\"},
+		  "defaultVariant": "0123456789abcde\\"}, "0123456789abcde\\": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"}}}`,
 	}
 	for i, doc := range docs {
 		lazy, err := Load([]byte(doc))
@@ -245,6 +250,35 @@ func TestOp1RulesAsMaps(t *testing.T) {
 			v2, e2 := runRule(set, n2, "f", ctx)
 			if fmt.Sprint(v1, e1) != fmt.Sprint(v2, e2) {
 				t.Fatalf("%s with %v: %v %v, as maps %v %v", text, ctx, v1, e1, v2, e2)
+			}
+		}
+	}
+}
+
+// TestLazyScanOfEscapes checks the spans that the scan of a "flags"
+// object finds in strings with escapes around shortString, which a wrong
+// scan could end early or late: each span is the definition as written.
+func TestLazyScanOfEscapes(t *testing.T) {
+	for _, doc := range []string{
+		`{"flags": {"0123456789abcd\\": {"v": "x\"0123456789abcd\\\"", "w": 1}, "b": {"v": "0123456789abcdef\"}, \"c\": {"}}}`,
+		`{"flags": {"0123456789abcde\\": {"v": "0123456789abcdefghij\\\"k", "w": [1]}, "b": {"v": "0123456789abcdefghijklmnopq\\"}}}`,
+		`{"flags": {"a": {"v": "\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\"}\""}, "b": {"v": "012345678901234\\"}}}`,
+	} {
+		raw, _, ok := decodeFastLazy([]byte(doc), 0)
+		if !ok {
+			t.Fatalf("%s: not scanned", doc)
+		}
+		var want struct{ Flags map[string]json.RawMessage }
+		if err := json.Unmarshal([]byte(doc), &want); err != nil {
+			t.Fatal(err)
+		}
+		defs := raw.(map[string]any)["flags"].(lazyFlags).defs
+		if len(defs) != len(want.Flags) {
+			t.Fatalf("%s: %d definitions, want %d", doc, len(defs), len(want.Flags))
+		}
+		for _, d := range defs {
+			if string(d.span) != string(want.Flags[d.key]) {
+				t.Errorf("%s: %q is %s, want %s", doc, d.key, d.span, want.Flags[d.key])
 			}
 		}
 	}
