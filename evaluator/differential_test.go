@@ -2194,6 +2194,7 @@ func FuzzLoad(f *testing.F) {
 			opts = append(opts, WithStrict())
 		}
 		set, err := Load(doc, opts...)
+		checkStreamed(t, doc, opts)
 		if err != nil {
 			if set != nil {
 				t.Fatalf("Load returned a flag set and an error: %v", err)

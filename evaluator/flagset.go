@@ -177,30 +177,7 @@ func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 	if !cfg.version.Valid() {
 		return nil, fmt.Errorf("invalid fractional version %v", cfg.version)
 	}
-	hint := 0
-	if cfg.prev != nil {
-		hint = cfg.prev.Len()
-	}
-	top, mayRef, err := decodeDocumentWith(doc, true, hint)
-	if err != nil {
-		return nil, err
-	}
-	l := loader{cfg: cfg, noRefs: !mayRef}
-	set, err := l.load(top)
-	if err == errNotJSON {
-		// A flag's definition is not JSON: encoding/json says where, or
-		// reads the document otherwise, and its reading stands.
-		raw, err := decodeJSON(doc)
-		if err != nil {
-			return nil, err
-		}
-		top, ok := raw.(map[string]any)
-		if !ok {
-			return nil, &DocumentError{Msg: fmt.Sprintf("the document is %s, not an object", jsonType(raw))}
-		}
-		l = loader{cfg: cfg}
-		set, err = l.load(top)
-	}
+	set, l, err := loadDocument(doc, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -227,6 +204,49 @@ func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 		cfg.logger.LogAttrs(ctx, slog.LevelWarn, w.msg, attrs...)
 	}
 	return set, nil
+}
+
+// loadDocument is Load before the flag set's problems are reported: the
+// set, and the loader that has its warnings.
+func loadDocument(doc []byte, cfg config) (*FlagSet, *loader, error) {
+	if cfg.prev == nil && len(doc) >= streamLoadMin {
+		if set, l, ok := streamLoad(doc, cfg, streamWorkers()); ok {
+			return set, l, nil
+		}
+	}
+	return scanLoad(doc, cfg)
+}
+
+// scanLoad is loadDocument after a scan of the document for its flags.
+func scanLoad(doc []byte, cfg config) (*FlagSet, *loader, error) {
+	hint := 0
+	if cfg.prev != nil {
+		hint = cfg.prev.Len()
+	}
+	top, mayRef, err := decodeDocumentWith(doc, true, hint)
+	if err != nil {
+		return nil, nil, err
+	}
+	l := &loader{cfg: cfg, noRefs: !mayRef}
+	set, err := l.load(top)
+	if err == errNotJSON {
+		// A flag's definition is not JSON: encoding/json says where, or
+		// reads the document otherwise, and its reading stands.
+		raw, err := decodeJSON(doc)
+		if err != nil {
+			return nil, nil, err
+		}
+		top, ok := raw.(map[string]any)
+		if !ok {
+			return nil, nil, &DocumentError{Msg: fmt.Sprintf("the document is %s, not an object", jsonType(raw))}
+		}
+		l = &loader{cfg: cfg}
+		set, err = l.load(top)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return set, l, nil
 }
 
 type warning struct {
@@ -256,6 +276,7 @@ type loader struct {
 	variants variantList
 	vals     []variant // read by setVariants, before shareVariants
 	locs     []loc     // reused by compileRule's compilers
+	def      flagDef   // the definition compileMember compiles
 	paths    map[string]path
 	consts   map[constKey]*sharedConst
 	rules    int // compiled by compileRule
@@ -321,6 +342,25 @@ func (l *loader) warn(flag string, at []string, msg string) {
 }
 
 func (l *loader) load(top map[string]any) (*FlagSet, error) {
+	set, err := l.begin(top)
+	if err != nil {
+		return nil, err
+	}
+	defs, err := flagDefinitions(top)
+	if err != nil {
+		return nil, err
+	}
+	compiled := l.compileAll(defs, set.metadata)
+	if l.notJSON {
+		return nil, errNotJSON
+	}
+	return l.finish(set, top, defs, compiled), nil
+}
+
+// begin is a new flag set with what the document says besides its flags:
+// the flag-set metadata, and whether flags can be taken from
+// WithPrevious's set.
+func (l *loader) begin(top map[string]any) (*FlagSet, error) {
 	set := &FlagSet{
 		version: l.cfg.version,
 		clock:   l.cfg.clock,
@@ -340,15 +380,12 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 	if p := l.cfg.prev; p != nil && p.reuseKey == set.reuseKey {
 		l.prev, set.from = &p.index, p.id
 	}
+	return set, nil
+}
 
-	defs, err := flagDefinitions(top)
-	if err != nil {
-		return nil, err
-	}
-	compiled := l.compileAll(defs, set.metadata)
-	if l.notJSON {
-		return nil, errNotJSON
-	}
+// finish puts the compiled flags, indexed as their definitions, in set,
+// with their problems.
+func (l *loader) finish(set *FlagSet, top map[string]any, defs []flagDef, compiled []*flag) *FlagSet {
 	flags := compiled[:0] // keys are unique: flagDefinitions saw to it
 	for i, def := range defs {
 		if def.problem != nil {
@@ -374,7 +411,7 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 		slices.SortStableFunc(set.problems, func(a, b FlagProblem) int { return strings.Compare(a.Flag, b.Flag) })
 		slices.SortStableFunc(l.warnings, func(a, b warning) int { return strings.Compare(a.flag, b.flag) })
 	}
-	return set, nil
+	return set
 }
 
 // Large flag sets are compiled on several goroutines: flags compile
