@@ -21,21 +21,30 @@ type flagIndex struct {
 
 // newFlagIndex indexes flags, whose keys are unique.
 func newFlagIndex(flags []*flag) flagIndex {
+	x, _ := indexFlags(flags)
+	return x
+}
+
+// indexFlags indexes flags; unique is false when two have the same key,
+// and the index then holds both.
+func indexFlags(flags []*flag) (x flagIndex, unique bool) {
 	size := 1
 	for size < 2*len(flags) {
 		size <<= 1
 	}
 	// The seed differs per flag set, so that no fixed set of keys can be
 	// made to collide.
-	x := flagIndex{seed: rand.Uint64(), slots: make([]*flag, size), mask: uint64(size - 1), n: len(flags)}
+	x = flagIndex{seed: rand.Uint64(), slots: make([]*flag, size), mask: uint64(size - 1), n: len(flags)}
+	unique = true
 	for _, f := range flags {
 		i := keyHash(x.seed, f.key) & x.mask
 		for x.slots[i] != nil {
+			unique = unique && x.slots[i].key != f.key
 			i = (i + 1) & x.mask
 		}
 		x.slots[i] = f
 	}
-	return x
+	return x, unique
 }
 
 // flag returns the flag with key, or nil.

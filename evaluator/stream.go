@@ -168,7 +168,8 @@ func streamLoad(doc []byte, cfg config, workers int) (set *FlagSet, l *loader, o
 		l.warnings = append(l.warnings, r.warnings...)
 		flags = append(flags, r.flags...)
 	}
-	if repeatedKey(flags) {
+	index, unique := indexFlags(flags)
+	if !unique {
 		return nil, nil, false
 	}
 	set, err := l.begin(top)
@@ -176,32 +177,11 @@ func streamLoad(doc []byte, cfg config, workers int) (set *FlagSet, l *loader, o
 		return nil, nil, false
 	}
 	set.problems = problems
-	set.index = newFlagIndex(flags)
+	set.index = index
 	// As load orders them for a "flags" object.
 	slices.SortStableFunc(set.problems, func(a, b FlagProblem) int { return strings.Compare(a.Flag, b.Flag) })
 	slices.SortStableFunc(l.warnings, func(a, b warning) int { return strings.Compare(a.flag, b.flag) })
 	return set, l, true
-}
-
-// repeatedKey reports whether two flags have the same key, which
-// decoding the object would have made one.
-func repeatedKey(flags []*flag) bool {
-	size := 1
-	for size < 2*len(flags) {
-		size <<= 1
-	}
-	mask := uint64(size - 1)
-	slots := make([]int32, size) // index+1 in flags; 0 is free
-	for i, f := range flags {
-		h := keyHash(0, f.key) & mask
-		for ; slots[h] != 0; h = (h + 1) & mask {
-			if flags[slots[h]-1].key == f.key {
-				return true
-			}
-		}
-		slots[h] = int32(i + 1)
-	}
-	return false
 }
 
 func chainEnd(r *streamRun) int {
