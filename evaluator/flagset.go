@@ -209,7 +209,7 @@ func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 // loadDocument is Load before the flag set's problems are reported: the
 // set, and the loader that has its warnings.
 func loadDocument(doc []byte, cfg config) (*FlagSet, *loader, error) {
-	if cfg.prev == nil && len(doc) >= streamLoadMin {
+	if len(doc) >= streamLoadMin {
 		if set, l, ok := streamLoad(doc, cfg, streamWorkers()); ok {
 			return set, l, nil
 		}

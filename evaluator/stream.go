@@ -9,9 +9,8 @@ import (
 	"sync"
 )
 
-// A large document loaded without WithPrevious is not scanned for its
-// flags before they are compiled: that scan, on one goroutine, was a
-// tenth of the load. Each of a few goroutines compiles flags straight
+// A large document is not scanned for its flags before they are
+// compiled: that scan, on one goroutine, was a tenth of the load. Each of a few goroutines compiles flags straight
 // from the document instead, the first from the first flag, each other
 // from a guess of where a flag starts further on (a quote after a comma
 // after a closing brace, as between two definitions). A goroutine that
@@ -41,6 +40,8 @@ const streamRunMin = 16
 type streamRun struct {
 	start    int
 	flags    []*flag
+	fresh    []*flag // the flags it compiled, not taken from WithPrevious's set
+	reused   int
 	problems map[int][]FlagProblem // by index in defs
 	warnings []warning
 	ok       bool // it reached the brace that closes the flags
@@ -161,20 +162,30 @@ func streamLoad(doc []byte, cfg config, workers int) (set *FlagSet, l *loader, o
 	}
 	flags := make([]*flag, 0, n)
 	var problems []FlagProblem
+	reused := 0
 	for r := chain; r != nil; r = r.next {
 		for i := range r.flags {
 			problems = append(problems, r.problems[i]...)
 		}
 		l.warnings = append(l.warnings, r.warnings...)
 		flags = append(flags, r.flags...)
+		reused += r.reused
 	}
 	index, unique := indexFlags(flags)
 	if !unique {
 		return nil, nil, false
 	}
 	set, err := l.begin(top)
-	if err != nil {
+	if err != nil || (reused > 0 && set.from == 0) {
+		// The flags taken from WithPrevious's set are not to be.
 		return nil, nil, false
+	}
+	if set.from != 0 {
+		set.reused = reused
+		set.fresh = make([]*flag, 0, n-reused)
+		for r := chain; r != nil; r = r.next {
+			set.fresh = append(set.fresh, r.fresh...)
+		}
 	}
 	set.problems = problems
 	set.index = index
@@ -249,9 +260,17 @@ func nextOf(ws []*streamWorker, i int) *streamWorker {
 	return nil
 }
 
+// newStreamLoader is a loader for a goroutine of a streamed load. It
+// takes flags from WithPrevious's set before it knows whether the
+// document allows it (its $evaluators and metadata may come after the
+// flags): streamLoad checks once the document is read.
 func newStreamLoader(cfg config) *loader {
-	return &loader{cfg: cfg, noRefs: true,
+	l := &loader{cfg: cfg, noRefs: true,
 		dec: &fastDecoder{intern: make(map[string]any, 64), nums: make(map[string]any, 16)}}
+	if cfg.prev != nil {
+		l.prev = &cfg.prev.index
+	}
+	return l
 }
 
 // guess is the goroutine of a worker that starts on a guess.
@@ -331,18 +350,18 @@ func (l *loader) compileRun(doc []byte, r *streamRun, meta map[string]any, next 
 }
 
 // compileMember compiles the definition at pos of the flag key, as
-// compileRange does one without WithPrevious, and returns where it ends.
+// compileRange does, and returns where it ends. Without WithPrevious,
+// decoding the definition finds its end; with it, a flag written as in
+// the previous set is taken from it.
 func (l *loader) compileMember(doc []byte, pos int, key string, view bool, r *streamRun, meta map[string]any) (int, bool) {
-	if view {
-		key = strings.Clone(key)
-	}
 	fd := &l.def
 	*fd = flagDef{key: key, index: -1}
 	warned := len(l.warnings)
 	var f *flag
 	var p []FlagProblem
 	d := l.dec
-	if pos < len(doc) && doc[pos] == '{' {
+	if l.prev == nil && pos < len(doc) && doc[pos] == '{' {
+		// Decoding the definition finds where it ends.
 		d.data, d.pos, d.depth = doc, pos, defDepth
 		list := &l.variants
 		list.names, list.raws = list.names[:0], list.raws[:0]
@@ -351,6 +370,9 @@ func (l *loader) compileMember(doc []byte, pos int, key string, view bool, r *st
 			return d.pos, false
 		}
 		fd.span = doc[pos:d.pos]
+		if view {
+			fd.key = strings.Clone(key)
+		}
 		f, p = l.compileFields(fd, def, meta)
 	} else {
 		d.data, d.pos = doc, pos
@@ -358,6 +380,17 @@ func (l *loader) compileMember(doc []byte, pos int, key string, view bool, r *st
 			return d.pos, false
 		}
 		fd.span = doc[pos:d.pos]
+		written := maphash.Bytes(writtenSeed, fd.span)
+		if l.prev != nil {
+			if f := l.prev.get(key); f != nil && f.reusable && f.written == written {
+				r.flags = append(r.flags, f)
+				r.reused++
+				return pos + len(fd.span), true
+			}
+		}
+		if view {
+			fd.key = strings.Clone(key)
+		}
 		var ok bool
 		if f, p, ok = l.compileSpan(fd, meta); !ok {
 			return pos, false
@@ -373,6 +406,9 @@ func (l *loader) compileMember(doc []byte, pos int, key string, view bool, r *st
 	f.written = maphash.Bytes(writtenSeed, fd.span)
 	f.reusable = f.written != 0 && len(p) == 0 && len(l.warnings) == warned
 	r.flags = append(r.flags, f)
+	if l.prev != nil {
+		r.fresh = append(r.fresh, f)
+	}
 	return end, true
 }
 

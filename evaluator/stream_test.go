@@ -244,3 +244,66 @@ func checkStreamed(t *testing.T, doc []byte, opts []Option) {
 		}
 	}
 }
+
+// TestStreamUpdateAsScanned checks the streamed load of a document that
+// replaces another (WithPrevious) against loading it after a scan: the
+// same flags taken from the previous set and compiled anew, and the same
+// changes; and that a document whose $evaluators changed after its flags
+// takes none.
+func TestStreamUpdateAsScanned(t *testing.T) {
+	base := string(flaggen.Generate(800, 5))
+	edited := strings.Replace(base, `"flag_7":{"state":"ENABLED"`, `"flag_7":{"state":"DISABLED"`, 1)
+	edited = strings.Replace(edited, `"flag_600":`, `"flag_600b":`, 1)
+	if edited == base {
+		t.Fatal("the edit did not apply")
+	}
+	withEv := base[:len(base)-1] + `,"$evaluators":{"e":{"in":["a"]}}}`
+	cfg := config{version: 2, clock: time.Now}
+	prev, err := Load([]byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prevEv, err := Load([]byte(withEv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name       string
+		prev       *FlagSet
+		doc        string
+		ok, reuses bool
+	}{
+		{"two flags edited", prev, edited, true, true},
+		{"the same flags", prev, base, true, true},
+		{"$evaluators added after the flags", prev, withEv, false, false},
+		{"$evaluators as before", prevEv, strings.Replace(withEv, `"flag_7":{"state":"ENABLED"`, `"flag_7":{"state":"DISABLED"`, 1), true, true},
+	} {
+		cfg.prev = c.prev
+		want, _, err := scanLoad([]byte(c.doc), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, workers := range []int{2, 3} {
+			got, _, ok := streamLoad([]byte(c.doc), cfg, workers)
+			if ok != c.ok {
+				t.Fatalf("%s, %d goroutines: streamed %v, want %v", c.name, workers, ok, c.ok)
+			}
+			if !ok {
+				continue
+			}
+			if (got.reused > 0) != c.reuses || got.reused != want.reused || len(got.fresh) != len(want.fresh) {
+				t.Errorf("%s: %d taken and %d compiled, want %d and %d", c.name, got.reused, len(got.fresh), want.reused, len(want.fresh))
+			}
+			ga, gr, gc := got.Changes(c.prev)
+			wa, wr, wc := want.Changes(c.prev)
+			if fmt.Sprint(ga, gr, gc) != fmt.Sprint(wa, wr, wc) {
+				t.Errorf("%s: changes %v %v %v, want %v %v %v", c.name, ga, gr, gc, wa, wr, wc)
+			}
+			for _, key := range want.Keys() {
+				if g, w := got.flag(key), want.flag(key); g.fingerprint != w.fingerprint || g.reusable != w.reusable {
+					t.Errorf("%s: %q differs", c.name, key)
+				}
+			}
+		}
+	}
+}
