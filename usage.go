@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
+	"maps"
 	"slices"
 	"time"
 
@@ -122,16 +123,11 @@ func (p *Provider) countUsage(set *evaluator.FlagSet) {
 	if p.usage == nil {
 		return
 	}
-	removed := p.usage.Attach(set, p.snap.Load())
-	if len(removed) == 0 {
+	removed, unused := p.usage.Attach(set, p.snap.Load())
+	if len(removed) == 0 && unused == 0 {
 		return
 	}
-	keys := make([]string, 0, len(removed))
-	for k, u := range removed {
-		if u.Evaluations > 0 {
-			keys = append(keys, k)
-		}
-	}
+	keys := slices.Collect(maps.Keys(removed))
 	// The most evaluated first: a flag removed while still in use is the
 	// line worth reading.
 	slices.SortFunc(keys, func(a, b string) int {
@@ -143,8 +139,8 @@ func (p *Provider) countUsage(set *evaluator.FlagSet) {
 		p.log.Info("flag removed; its usage since "+p.usageSince(), slog.String("flag", k), slog.Uint64("evaluations", u.Evaluations),
 			slog.Any("variants", u.Variants), slog.Uint64("errors", u.Errors), slog.Time("lastEvaluated", u.LastEvaluated))
 	}
-	if n := len(removed) - min(len(keys), maxLines); n > 0 {
-		p.log.Info("flags removed", slog.Int("flags", len(removed)), slog.Int("notLogged", n), slog.Int("neverEvaluated", len(removed)-len(keys)))
+	if n := len(removed) + unused - min(len(keys), maxLines); n > 0 {
+		p.log.Info("flags removed", slog.Int("flags", len(removed)+unused), slog.Int("notLogged", n), slog.Int("neverEvaluated", unused))
 	}
 }
 

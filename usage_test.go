@@ -384,6 +384,9 @@ func TestUsageOfARemovedFlag(t *testing.T) {
 	if n := log.Count("flag removed"); n != 1 {
 		t.Errorf("a flag removed without evaluations is logged:\n%s", log.String())
 	}
+	if !strings.Contains(log.String(), `msg="flags removed" flags=1 notLogged=1 neverEvaluated=1`) {
+		t.Errorf("the flag removed without evaluations is not counted:\n%s", log.String())
+	}
 }
 
 func TestResetUsage(t *testing.T) {

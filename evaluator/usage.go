@@ -437,17 +437,20 @@ func (c *UsageCounter) zero(p unsafe.Pointer, words int) {
 // over the counters of old's flags with the same key and variants; a
 // flag whose variants changed starts new ones, and the counts of its
 // former variants stay with the key. Attach returns the usage of the
-// flags of old that set no longer has, which leave the counter.
+// flags of old that set no longer has, which leave the counter: those
+// evaluated in this window by key, and how many others (unused) there
+// were. A set that replaces every flag of a million leaves no list of a
+// million empty counts.
 //
 // A set is attached before anything evaluates it, as it is not safe for
 // concurrent use until then; attaching a set that is attached already
 // only makes it the one in force again.
-func (c *UsageCounter) Attach(set, old *FlagSet) (removed map[string]FlagUsage) {
+func (c *UsageCounter) Attach(set, old *FlagSet) (removed map[string]FlagUsage, unused int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.current = set
 	if set.use == c {
-		return nil
+		return nil, 0
 	}
 	set.use = c
 	set.regions = make([]unsafe.Pointer, len(set.index.slots))
@@ -464,19 +467,24 @@ func (c *UsageCounter) Attach(set, old *FlagSet) (removed map[string]FlagUsage) 
 		set.regions[i] = r
 	}
 	if old == nil || old.use != c {
-		return nil
+		return nil, 0
 	}
 	for j, f := range old.index.slots {
 		if f == nil || set.index.get(f.key) != nil {
 			continue
 		}
-		if removed == nil {
-			removed = map[string]FlagUsage{}
+		r := atomic.LoadPointer(old.region(uint64(j)))
+		if u := c.flagUsage(f, r, time.Now().Unix()); u.Evaluations > 0 {
+			if removed == nil {
+				removed = map[string]FlagUsage{}
+			}
+			removed[f.key] = u
+		} else {
+			unused++
 		}
-		removed[f.key] = c.flagUsage(f, atomic.LoadPointer(old.region(uint64(j))), time.Now().Unix())
-		c.drop(f, atomic.LoadPointer(old.region(uint64(j))))
+		c.drop(f, r)
 	}
-	return removed
+	return removed, unused
 }
 
 // takeOver is the region of f, given prev, the flag of the same key in

@@ -141,7 +141,7 @@ func TestAttachCarriesCountsByKeyAndVariants(t *testing.T) {
 	}
 	// A set with r alone: b leaves, with its counts.
 	v3 := attached(t, c, `{"flags": {"r": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off"}}}`, v2)
-	removed := c.Attach(v3, v2)
+	removed, _ := c.Attach(v3, v2)
 	if removed != nil {
 		t.Errorf("attached twice, removed %v", removed)
 	}
@@ -158,9 +158,9 @@ func TestAttachReportsRemovedFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	removed := c.Attach(v2, v1)
-	if len(removed) != 2 || removed["b"].Evaluations != 1 || removed["r"].Evaluations != 0 {
-		t.Errorf("removed %+v", removed)
+	removed, unused := c.Attach(v2, v1)
+	if len(removed) != 1 || removed["b"].Evaluations != 1 || unused != 1 {
+		t.Errorf("removed %+v and %d others", removed, unused)
 	}
 }
 
