@@ -1,6 +1,11 @@
 package evaluator
 
-import "errors"
+import (
+	"errors"
+	"strings"
+	"sync/atomic"
+	"unsafe"
+)
 
 // argBuf holds evaluated arguments on the stack for the common arities.
 type argBuf [6]value
@@ -188,13 +193,41 @@ func (e *env) varIn(n *node, data value) value {
 		saved := e.hideScopes()
 		arg := e.evalIn(spec.dyn, data)
 		e.base = saved
-		v, ok := e.getVar(arg, data)
+		v, ok := e.dynVar(n, arg, data)
 		if !ok {
 			return e.fail(&evalError{op: "var", msg: "path must be a string, a number or [path, default]"})
 		}
 		return v
 	}
 	return e.applyVar(spec, data)
+}
+
+// dynPath is the path a var computed last, split: a computed path is most
+// often the same from one evaluation to the next, and splitting it
+// allocates.
+type dynPath struct {
+	key  string
+	spec varSpec
+}
+
+// dynVar is getVar for the var n, whose path computed to arg. The last
+// path it split is kept in n.aux.
+func (e *env) dynVar(n *node, arg value, data value) (value, bool) {
+	if arg.k != kStr {
+		return e.getVar(arg, data)
+	}
+	s := arg.str()
+	if last := (*dynPath)(atomic.LoadPointer(&n.aux)); last != nil && last.key == s {
+		return e.applyVar(&last.spec, data), true
+	}
+	spec, why := varSpecOf(arg, nil)
+	if why != "" {
+		return e.getVar(arg, data)
+	}
+	// The key is copied: the path may be a string of the caller's context,
+	// which the flag set must not keep.
+	atomic.StorePointer(&n.aux, unsafe.Pointer(&dynPath{key: strings.Clone(s), spec: spec}))
+	return e.applyVar(&spec, data), true
 }
 
 // applied evaluates n where the reference engine "applies" a rule fragment

@@ -392,6 +392,29 @@ func TestResolvingDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// A var whose path is computed splits it once, not on every evaluation,
+// and follows a path that changes.
+func TestComputedVarPath(t *testing.T) {
+	set := mustLoad(t, `{"flags": {"f": {"state": "ENABLED", "defaultVariant": "off",
+	  "variants": {"on": "on", "off": "off"},
+	  "targeting": {"if": [{"==": [{"var": {"var": "field"}}, "gold"]}, "on", "off"]}}}}`)
+	gold := map[string]any{"field": "user.tier", "user": map[string]any{"tier": "gold", "plan": "free"}}
+	free := map[string]any{"field": "user.plan", "user": map[string]any{"tier": "gold", "plan": "free"}}
+	for range 3 {
+		for _, c := range []struct {
+			ctx  map[string]any
+			want string
+		}{{gold, "on"}, {free, "off"}, {gold, "on"}} {
+			if r := set.ResolveString("f", "", c.ctx); r.Value != c.want || r.Err != nil {
+				t.Fatalf("%v: %+v, want %q", c.ctx, r, c.want)
+			}
+		}
+	}
+	if n := testing.AllocsPerRun(200, func() { set.ResolveString("f", "", gold) }); n != 0 {
+		t.Errorf("%v allocations per resolution", n)
+	}
+}
+
 // Attributes a rule reads more than once are looked up once per
 // evaluation, and evaluations do not share what they remembered. (Reads
 // inside iterations are checked against the reference engine by the
