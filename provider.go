@@ -485,7 +485,7 @@ func (s *sink) Update(u source.Update) error {
 	if last.set != nil {
 		digest = sha256.Sum256(u.Flags)
 		if r.p.snap.Load() == last.set && digest == last.digest && reflect.DeepEqual(u.SyncContext, last.syncCtx) {
-			if _, ok := r.accept(last.set, u.Origin, digest); !ok {
+			if _, _, ok := r.accept(last.set, u.Origin, digest); !ok {
 				return errShutDown
 			}
 			return nil
@@ -518,11 +518,16 @@ func (s *sink) Update(u source.Update) error {
 func (s *sink) put(set *evaluator.FlagSet, u source.Update, digest [sha256.Size]byte) error {
 	r := (*run)(s)
 	p := r.p
-	changes, ok := r.accept(set, u.Origin, digest)
+	changes, first, ok := r.accept(set, u.Origin, digest)
 	if !ok {
 		return errShutDown
 	}
-	p.log.Debug("flags loaded", slog.String("origin", u.Origin), slog.Int("flags", set.Len()), slog.Int("changed", len(changes)))
+	if first {
+		// Init's flags are not compared with anything (see accept).
+		p.log.Debug("flags loaded", slog.String("origin", u.Origin), slog.Int("flags", set.Len()))
+	} else {
+		p.log.Debug("flags loaded", slog.String("origin", u.Origin), slog.Int("flags", set.Len()), slog.Int("changed", len(changes)))
+	}
 	// Written outside the run's lock: a slow disk must not hold up Init's
 	// deadline, Shutdown or the other reports.
 	if p.cfg.CacheFile != "" {
@@ -534,13 +539,15 @@ func (s *sink) put(set *evaluator.FlagSet, u source.Update, digest [sha256.Size]
 }
 
 // accept puts a compiled flag set in force and reports it, unless the run
-// has ended. It returns the keys of the flags that changed.
-func (r *run) accept(set *evaluator.FlagSet, origin string, digest [sha256.Size]byte) (changes []string, ok bool) {
+// has ended. It returns the keys of the flags that changed, which Init's
+// flags (first) are not compared for.
+func (r *run) accept(set *evaluator.FlagSet, origin string, digest [sha256.Size]byte) (changes []string, first, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state == stateFatal {
-		return nil, false
+		return nil, false, false
 	}
+	first = r.state == stateStarting
 	// The new flags are compiled and in force before anyone hears of them.
 	r.p.loadedAt.Store(time.Now().UnixNano())
 	r.p.countUsage(set)
@@ -576,7 +583,7 @@ func (r *run) accept(set *evaluator.FlagSet, origin string, digest [sha256.Size]
 	}
 	r.state = stateReady
 	r.wake()
-	return changes, true
+	return changes, first, true
 }
 
 // tooLarge handles a flag set the source refused for its size: like a
