@@ -10,10 +10,11 @@ import (
 )
 
 // A large document is not scanned for its flags before they are
-// compiled: that scan, on one goroutine, was a tenth of the load. Each of a few goroutines compiles flags straight
-// from the document instead, the first from the first flag, each other
-// from a guess of where a flag starts further on (a quote after a comma
-// after a closing brace, as between two definitions). A goroutine that
+// compiled: that scan, on one goroutine, was a tenth of the load. Each of
+// a few goroutines compiles flags straight from the document instead, the
+// first from the first flag, each other from a guess of where a flag
+// starts further on (a quote after a comma after a closing brace, as
+// between two definitions). A goroutine that
 // reaches the very byte where the next one's run of flags started, at the
 // start of a flag, would read from there what that run read: it takes
 // the run and stops. A guess that was not a flag's start is a run that
@@ -42,7 +43,7 @@ type streamRun struct {
 	flags    []*flag
 	fresh    []*flag // the flags it compiled, not taken from WithPrevious's set
 	reused   int
-	problems map[int][]FlagProblem // by index in defs
+	problems map[int][]FlagProblem // by index in flags
 	warnings []warning
 	ok       bool // it reached the brace that closes the flags
 	end      int  // after that brace
@@ -60,6 +61,7 @@ type streamWorker struct {
 	once    sync.Once
 }
 
+// begin makes r one of w's runs, which the goroutine before w may take.
 func (w *streamWorker) begin(r *streamRun) {
 	w.mu.Lock()
 	w.runs = append(w.runs, r)
@@ -95,14 +97,24 @@ func streamLoad(doc []byte, cfg config, workers int) (set *FlagSet, l *loader, o
 	if workers < 2 || mayRef(doc) {
 		return nil, nil, false
 	}
-	top := map[string]any{}
+	top, chain, ok := streamDocument(doc, cfg, workers)
+	if !ok {
+		return nil, nil, false
+	}
+	return finishStream(top, chain, cfg)
+}
+
+// streamDocument reads the document's object, its members other than
+// "flags" decoded as the scan would, and its flags compiled into a chain
+// of runs.
+func streamDocument(doc []byte, cfg config, workers int) (top map[string]any, chain *streamRun, ok bool) {
+	top = map[string]any{}
 	d := fastDecoder{data: doc, intern: make(map[string]any, 16), nums: make(map[string]any, 4)}
 	d.space()
 	if d.pos >= len(doc) || doc[d.pos] != '{' {
 		return nil, nil, false
 	}
 	d.pos, d.depth = d.pos+1, 1 // as the document's object is decoded
-	var chain *streamRun
 	for {
 		d.space()
 		if d.pos >= len(doc) || doc[d.pos] != '"' {
@@ -155,6 +167,12 @@ func streamLoad(doc []byte, cfg config, workers int) (set *FlagSet, l *loader, o
 	if d.pos != len(doc) || chain == nil || d.refs {
 		return nil, nil, false
 	}
+	return top, chain, true
+}
+
+// finishStream is the flag set of the chain of runs, as load would make
+// it; ok is false when it is not to be taken.
+func finishStream(top map[string]any, chain *streamRun, cfg config) (set *FlagSet, l *loader, ok bool) {
 	l = &loader{cfg: cfg, noRefs: true}
 	n := 0
 	for r := chain; r != nil; r = r.next {
