@@ -307,3 +307,50 @@ func TestStreamUpdateAsScanned(t *testing.T) {
 		}
 	}
 }
+
+// FuzzStreamGuess starts the second goroutine of a streamed load at any
+// byte of any document: the chain of runs must be the one the first
+// goroutine reads alone, whatever the guess, or no chain when that one
+// reads none.
+func FuzzStreamGuess(f *testing.F) {
+	f.Add([]byte(string(flaggen.Generate(20, 2))), uint16(300))
+	f.Add([]byte(`{"flags": {"a": {"state": "ENABLED", "variants": {"x": "},\"b\": {"}, "defaultVariant": "x"}, "b": 1, "c": []}}`), uint16(30))
+	f.Add([]byte(`{"flags": {"a": {}, "b": {"c": {}, "d": {}}, "e": {}}, "x": {"f": {}}}`), uint16(20))
+	cfg := config{version: 2, clock: time.Now}
+	f.Fuzz(func(t *testing.T, doc []byte, cut uint16) {
+		if len(doc) > 4096 {
+			t.Skip()
+		}
+		first := bytes.Index(doc, []byte(`{"flags": {`))
+		if first < 0 {
+			first = bytes.Index(doc, []byte(`{"flags":{`))
+		}
+		if first < 0 {
+			t.Skip()
+		}
+		first = bytes.IndexByte(doc[first+1:], '{') + first + 2
+		one := compileStreamFrom(doc, []int{first}, nil, cfg)
+		from := first + int(cut)%(len(doc)-first+1)
+		two := compileStreamFrom(doc, []int{first, from}, nil, cfg)
+		if (one == nil) != (two == nil) {
+			t.Fatalf("guess at %d: chain %v, alone %v", from, two != nil, one != nil)
+		}
+		if one == nil {
+			return
+		}
+		var a, b []string
+		for r := one; r != nil; r = r.next {
+			for _, f := range r.flags {
+				a = append(a, f.key)
+			}
+		}
+		for r := two; r != nil; r = r.next {
+			for _, f := range r.flags {
+				b = append(b, f.key)
+			}
+		}
+		if fmt.Sprint(a) != fmt.Sprint(b) || chainEnd(one) != chainEnd(two) {
+			t.Fatalf("guess at %d: %q ending at %d, alone %q ending at %d", from, b, chainEnd(two), a, chainEnd(one))
+		}
+	})
+}
