@@ -56,7 +56,7 @@ func (v *variantList) sort() {
 // compileSpan compiles the definition written in fd.span. ok is false when
 // it is not JSON.
 func (l *loader) compileSpan(fd *flagDef, setMeta map[string]any) (f *flag, problems []FlagProblem, ok bool) {
-	d := l.dec
+	d := l.decoder()
 	d.data, d.pos, d.depth = fd.span, 0, defDepth
 	if d.data[0] != '{' {
 		// Not an object: compileFlag says so.
@@ -66,9 +66,7 @@ func (l *loader) compileSpan(fd *flagDef, setMeta map[string]any) (f *flag, prob
 		f, problems = l.compileFlag(fd, setMeta)
 		return f, problems, true
 	}
-	list := &l.variants
-	list.names, list.raws = list.names[:0], list.raws[:0]
-	def, ok := d.defFields(list, l.noRefs)
+	def, ok := l.readDef()
 	if !ok {
 		return nil, nil, false
 	}

@@ -468,44 +468,70 @@ func loadWorkers(n int) int {
 
 func (l *loader) compileRange(defs []flagDef, setMeta map[string]any, out []*flag, lo, hi int) {
 	for i := lo; i < hi; i++ {
-		var written uint64
-		if span := defs[i].span; span != nil {
-			written = maphash.Bytes(writtenSeed, span)
-			if l.prev != nil {
-				if f := l.prev.get(defs[i].key); f != nil && f.reusable && f.written == written {
-					out[i] = f
-					defs[i].key, defs[i].keyView, defs[i].reused = f.key, false, true
-					continue
-				}
-			}
-			if defs[i].keyView {
-				defs[i].key, defs[i].keyView = strings.Clone(defs[i].key), false
-			}
-			if l.dec == nil {
-				l.dec = &fastDecoder{intern: make(map[string]any, 64), nums: make(map[string]any, 16)}
-			}
+		f, p, ok := l.compileDef(&defs[i], nil, setMeta)
+		if !ok {
+			l.notJSON = true
+			return
 		}
-		if defs[i].problem == nil {
-			warned := len(l.warnings)
-			var f *flag
-			var p []FlagProblem
-			if defs[i].span != nil {
-				var ok bool
-				if f, p, ok = l.compileSpan(&defs[i], setMeta); !ok {
-					l.notJSON = true
-					return
-				}
-			} else {
-				f, p = l.compileFlag(&defs[i], setMeta)
+		if len(p) > 0 {
+			l.addProblems(i, p)
+		}
+		out[i] = f
+	}
+}
+
+// compileDef compiles the definition fd as a flag set does: a flag
+// written exactly as in WithPrevious's set is taken from it as it is
+// (fd.reused), one with a problem of its own is left nil, and any other
+// is compiled, from def when it is decoded already (nil otherwise). ok is
+// false when the definition as written is not JSON.
+func (l *loader) compileDef(fd *flagDef, def *defFields, setMeta map[string]any) (f *flag, problems []FlagProblem, ok bool) {
+	var written uint64
+	if fd.span != nil {
+		written = maphash.Bytes(writtenSeed, fd.span)
+		if l.prev != nil {
+			if f := l.prev.get(fd.key); f != nil && f.reusable && f.written == written {
+				fd.key, fd.keyView, fd.reused = f.key, false, true
+				return f, nil, true
 			}
-			if len(p) > 0 {
-				l.addProblems(i, p)
-			}
-			f.written = written
-			f.reusable = written != 0 && len(p) == 0 && len(l.warnings) == warned
-			out[i] = f
 		}
 	}
+	if fd.problem != nil {
+		return nil, nil, true
+	}
+	if fd.keyView {
+		fd.key, fd.keyView = strings.Clone(fd.key), false
+	}
+	warned := len(l.warnings)
+	switch {
+	case def != nil:
+		f, problems = l.compileFields(fd, *def, setMeta)
+	case fd.span != nil:
+		if f, problems, ok = l.compileSpan(fd, setMeta); !ok {
+			return nil, nil, false
+		}
+	default:
+		f, problems = l.compileFlag(fd, setMeta)
+	}
+	f.written = written
+	f.reusable = written != 0 && len(problems) == 0 && len(l.warnings) == warned
+	return f, problems, true
+}
+
+// decoder is the loader's decoder of definitions, made on first use.
+func (l *loader) decoder() *fastDecoder {
+	if l.dec == nil {
+		l.dec = &fastDecoder{intern: make(map[string]any, 64), nums: make(map[string]any, 16)}
+	}
+	return l.dec
+}
+
+// readDef reads the definition object at the decoder's position, its
+// variants into the loader's list.
+func (l *loader) readDef() (defFields, bool) {
+	list := &l.variants
+	list.names, list.raws = list.names[:0], list.raws[:0]
+	return l.dec.defFields(list, l.noRefs)
 }
 
 type flagDef struct {

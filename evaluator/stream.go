@@ -2,7 +2,6 @@ package evaluator
 
 import (
 	"bytes"
-	"hash/maphash"
 	"runtime"
 	"slices"
 	"strings"
@@ -283,8 +282,7 @@ func nextOf(ws []*streamWorker, i int) *streamWorker {
 // document allows it (its $evaluators and metadata may come after the
 // flags): streamLoad checks once the document is read.
 func newStreamLoader(cfg config) *loader {
-	l := &loader{cfg: cfg, noRefs: true,
-		dec: &fastDecoder{intern: make(map[string]any, 64), nums: make(map[string]any, 16)}}
+	l := &loader{cfg: cfg, noRefs: true}
 	if cfg.prev != nil {
 		l.prev = &cfg.prev.index
 	}
@@ -369,65 +367,39 @@ func (l *loader) compileRun(doc []byte, r *streamRun, meta map[string]any, next 
 
 // compileMember compiles the definition at pos of the flag key, as
 // compileRange does, and returns where it ends. Without WithPrevious,
-// decoding the definition finds its end; with it, a flag written as in
-// the previous set is taken from it.
+// decoding the definition finds its end; with it, the end is found first,
+// so that a flag written as in the previous set is taken from it.
 func (l *loader) compileMember(doc []byte, pos int, key string, view bool, r *streamRun, meta map[string]any) (int, bool) {
 	fd := &l.def
-	*fd = flagDef{key: key, index: -1}
-	warned := len(l.warnings)
-	var f *flag
-	var p []FlagProblem
-	d := l.dec
+	*fd = flagDef{key: key, keyView: view, index: -1}
+	d := l.decoder()
+	d.data, d.pos, d.depth = doc, pos, defDepth
+	var def *defFields
 	if l.prev == nil && pos < len(doc) && doc[pos] == '{' {
-		// Decoding the definition finds where it ends.
-		d.data, d.pos, d.depth = doc, pos, defDepth
-		list := &l.variants
-		list.names, list.raws = list.names[:0], list.raws[:0]
-		def, ok := d.defFields(list, true)
+		read, ok := l.readDef()
 		if !ok || d.refs {
 			return d.pos, false
 		}
-		fd.span = doc[pos:d.pos]
-		if view {
-			fd.key = strings.Clone(key)
-		}
-		f, p = l.compileFields(fd, def, meta)
-	} else {
-		d.data, d.pos = doc, pos
-		if !d.skipValue() {
-			return d.pos, false
-		}
-		fd.span = doc[pos:d.pos]
-		written := maphash.Bytes(writtenSeed, fd.span)
-		if l.prev != nil {
-			if f := l.prev.get(key); f != nil && f.reusable && f.written == written {
-				r.flags = append(r.flags, f)
-				r.reused++
-				return pos + len(fd.span), true
-			}
-		}
-		if view {
-			fd.key = strings.Clone(key)
-		}
-		var ok bool
-		if f, p, ok = l.compileSpan(fd, meta); !ok {
-			return pos, false
-		}
+		def = &read
+	} else if !d.skipValue() {
+		return d.pos, false
 	}
-	end := pos + len(fd.span)
+	fd.span = doc[pos:d.pos]
+	f, p, ok := l.compileDef(fd, def, meta)
+	if !ok {
+		return pos, false
+	}
 	if len(p) > 0 {
-		if l.problems == nil {
-			l.problems = map[int][]FlagProblem{}
-		}
-		l.problems[len(r.flags)] = p
+		l.addProblems(len(r.flags), p)
 	}
-	f.written = maphash.Bytes(writtenSeed, fd.span)
-	f.reusable = f.written != 0 && len(p) == 0 && len(l.warnings) == warned
 	r.flags = append(r.flags, f)
-	if l.prev != nil {
+	switch {
+	case fd.reused:
+		r.reused++
+	case l.prev != nil:
 		r.fresh = append(r.fresh, f)
 	}
-	return end, true
+	return pos + len(fd.span), true
 }
 
 // memberGuess is where the key of a member may start at or after from: a
