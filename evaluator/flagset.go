@@ -298,16 +298,37 @@ type sharedVariants struct {
 // costs more than it saves. The copy is only made for variants not seen
 // before, since most flags of a large set have the same few.
 func (l *loader) shareVariants(f *flag) *sharedVariants {
-	if f.variants != nil {
-		f.vals = slices.Clone(f.vals)
+	key, shareable := l.variantsKey(f)
+	if shareable {
+		if sh, ok := l.shared[string(key)]; ok {
+			f.vals = sh.vals
+			return sh
+		}
+	}
+	f.vals = slices.Clone(f.vals)
+	if !shareable {
 		return nil
+	}
+	if l.shared == nil {
+		l.shared = make(map[string]*sharedVariants)
+	}
+	sh := &sharedVariants{vals: f.vals}
+	l.shared[string(key)] = sh
+	return sh
+}
+
+// variantsKey writes f's variants in the loader's scratch in a form that
+// is equal for equal variants; shareable is false for variants that are
+// not shared (an object among them, or too many to scan).
+func (l *loader) variantsKey(f *flag) (key []byte, shareable bool) {
+	if f.variants != nil {
+		return nil, false
 	}
 	b := l.vscratch[:0]
 	for i := range f.vals {
 		v := &f.vals[i]
 		if v.k == kObj {
-			f.vals = slices.Clone(f.vals)
-			return nil
+			return nil, false
 		}
 		b = binary.AppendUvarint(b, uint64(len(v.name)))
 		b = append(b, v.name...)
@@ -317,17 +338,7 @@ func (l *loader) shareVariants(f *flag) *sharedVariants {
 		b = append(b, v.s...)
 	}
 	l.vscratch = b
-	if sh, ok := l.shared[string(b)]; ok {
-		f.vals = sh.vals
-		return sh
-	}
-	if l.shared == nil {
-		l.shared = make(map[string]*sharedVariants)
-	}
-	f.vals = slices.Clone(f.vals)
-	sh := &sharedVariants{vals: f.vals}
-	l.shared[string(b)] = sh
-	return sh
+	return b, true
 }
 
 func boolByte(b bool) byte {
@@ -408,10 +419,17 @@ func (l *loader) finish(set *FlagSet, top map[string]any, defs []flagDef, compil
 	set.index = newFlagIndex(flags)
 	switch top["flags"].(type) {
 	case map[string]any, lazyFlags:
-		slices.SortStableFunc(set.problems, func(a, b FlagProblem) int { return strings.Compare(a.Flag, b.Flag) })
-		slices.SortStableFunc(l.warnings, func(a, b warning) int { return strings.Compare(a.flag, b.flag) })
+		l.byFlag(set)
 	}
 	return set
+}
+
+// byFlag orders the problems and the warnings by flag key, as they are
+// reported for a "flags" object, whose members have no other order that
+// holds from one decoding to the next.
+func (l *loader) byFlag(set *FlagSet) {
+	slices.SortStableFunc(set.problems, func(a, b FlagProblem) int { return strings.Compare(a.Flag, b.Flag) })
+	slices.SortStableFunc(l.warnings, func(a, b warning) int { return strings.Compare(a.flag, b.flag) })
 }
 
 // Large flag sets are compiled on several goroutines: flags compile

@@ -3,8 +3,6 @@ package evaluator
 import (
 	"bytes"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 )
 
@@ -206,12 +204,11 @@ func finishStream(top map[string]any, chain *streamRun, cfg config) (set *FlagSe
 	}
 	set.problems = problems
 	set.index = index
-	// As load orders them for a "flags" object.
-	slices.SortStableFunc(set.problems, func(a, b FlagProblem) int { return strings.Compare(a.Flag, b.Flag) })
-	slices.SortStableFunc(l.warnings, func(a, b warning) int { return strings.Compare(a.flag, b.flag) })
+	l.byFlag(set)
 	return set, l, true
 }
 
+// chainEnd is where the last run of the chain from r ended.
 func chainEnd(r *streamRun) int {
 	for r.next != nil {
 		r = r.next
@@ -298,13 +295,14 @@ func (w *streamWorker) guess(doc []byte, meta map[string]any, cfg config, next *
 	}
 	l := newStreamLoader(cfg)
 	from := w.from
-	for range streamGuesses {
+	for g := range streamGuesses {
 		c := memberGuess(doc, from)
 		if c < 0 {
 			return
 		}
 		r := &streamRun{start: c, finished: make(chan struct{})}
-		if len(w.runs) == 0 {
+		if g == 0 {
+			// Later guesses follow a wrong one, and read a flag or two.
 			r.flags = make([]*flag, 0, flagsWithin(end-c))
 		}
 		w.begin(r)
