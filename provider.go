@@ -522,12 +522,11 @@ func (s *sink) put(set *evaluator.FlagSet, u source.Update, digest [sha256.Size]
 	if !ok {
 		return errShutDown
 	}
-	if first {
-		// Init's flags are not compared with anything (see accept).
-		p.log.Debug("flags loaded", slog.String("origin", u.Origin), slog.Int("flags", set.Len()))
-	} else {
-		p.log.Debug("flags loaded", slog.String("origin", u.Origin), slog.Int("flags", set.Len()), slog.Int("changed", len(changes)))
+	attrs := []any{slog.String("origin", u.Origin), slog.Int("flags", set.Len())}
+	if !first { // Init's flags are not compared with anything (see accept)
+		attrs = append(attrs, slog.Int("changed", len(changes)))
 	}
+	p.log.Debug("flags loaded", attrs...)
 	// Written outside the run's lock: a slow disk must not hold up Init's
 	// deadline, Shutdown or the other reports.
 	if p.cfg.CacheFile != "" {
@@ -552,7 +551,7 @@ func (r *run) accept(set *evaluator.FlagSet, origin string, digest [sha256.Size]
 	r.p.loadedAt.Store(time.Now().UnixNano())
 	r.p.countUsage(set)
 	old := r.p.snap.Swap(set)
-	if r.state != stateStarting {
+	if !first {
 		// Init's flags are announced by READY, which lists none; sorting
 		// the keys of a large first set would lengthen every start.
 		added, removed, changed := set.Changes(old)

@@ -528,3 +528,20 @@ func TestUsageAcrossShutdown(t *testing.T) {
 		t.Errorf("color: %+v", c)
 	}
 }
+
+// The debug line for Init's flags counts no changes, which a first load
+// does not compute; the line for an update does.
+func TestFlagsLoadedLine(t *testing.T) {
+	var log logtest.Buffer
+	_, m, _ := onMemoryDoc(t, usageFlags, WithLogger(log.Logger()))
+	if n := log.Count(`msg="flags loaded" origin=memory flags=7 source`); n != 1 {
+		t.Errorf("Init's line:\n%s", log.String())
+	}
+	without := strings.Replace(usageFlags, `"color":  {"state": "ENABLED", "variants": {"red": "red", "blue": "blue"}, "defaultVariant": "red"},`, "", 1)
+	if err := m.Set([]byte(without)); err != nil {
+		t.Fatal(err)
+	}
+	if n := log.Count(`msg="flags loaded" origin=memory flags=6 changed=1`); n != 1 {
+		t.Errorf("the update's line:\n%s", log.String())
+	}
+}

@@ -217,17 +217,15 @@ func (e *env) dynVar(n *node, arg value, data value) (value, bool) {
 		return e.getVar(arg, data)
 	}
 	s := arg.str()
-	if last := (*dynPath)(atomic.LoadPointer(&n.aux)); last != nil && last.key == s {
-		return e.applyVar(&last.spec, data), true
+	last := (*dynPath)(atomic.LoadPointer(&n.aux))
+	if last == nil || last.key != s {
+		spec, _ := varSpecOf(arg, nil) // every string is a path
+		// The key is copied: the path may be a string of the caller's
+		// context, which the flag set must not keep.
+		last = &dynPath{key: strings.Clone(s), spec: spec}
+		atomic.StorePointer(&n.aux, unsafe.Pointer(last))
 	}
-	spec, why := varSpecOf(arg, nil)
-	if why != "" {
-		return e.getVar(arg, data)
-	}
-	// The key is copied: the path may be a string of the caller's context,
-	// which the flag set must not keep.
-	atomic.StorePointer(&n.aux, unsafe.Pointer(&dynPath{key: strings.Clone(s), spec: spec}))
-	return e.applyVar(&spec, data), true
+	return e.applyVar(&last.spec, data), true
 }
 
 // applied evaluates n where the reference engine "applies" a rule fragment

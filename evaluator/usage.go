@@ -469,12 +469,13 @@ func (c *UsageCounter) Attach(set, old *FlagSet) (removed map[string]FlagUsage, 
 	if old == nil || old.use != c {
 		return nil, 0
 	}
+	now := time.Now().Unix()
 	for j, f := range old.index.slots {
 		if f == nil || set.index.get(f.key) != nil {
 			continue
 		}
 		r := atomic.LoadPointer(old.region(uint64(j)))
-		if u := c.flagUsage(f, r, time.Now().Unix()); u.Evaluations > 0 {
+		if u := c.flagUsage(f, r, now); u.Evaluations > 0 {
 			if removed == nil {
 				removed = map[string]FlagUsage{}
 			}
