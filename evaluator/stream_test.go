@@ -78,6 +78,14 @@ func TestStreamLoadAsScanned(t *testing.T) {
 	ctxs := []map[string]any{nil, {"targetingKey": "u1", "k": "v"}, {"targetingKey": "u2", "k": "w", "attr_3": "value-3"}}
 	for _, c := range streamDocs(t) {
 		want, wantL, wantErr := scanLoad(c.doc, cfg)
+		// A document left to the scan for what it says, not for being
+		// broken by the making of the case.
+		if notJSON := strings.HasPrefix(c.name, "not ") || strings.Contains(c.name, "not JSON"); wantErr != nil && !notJSON {
+			t.Fatalf("%s: %v", c.name, wantErr)
+		}
+		if c.name == "metadata after flags" && want.Metadata()["team"] != "b" {
+			t.Fatalf("%s: flag-set metadata %v", c.name, want.Metadata())
+		}
 		for _, workers := range []int{2, 3, 4} {
 			got, gotL, ok := streamLoad(c.doc, cfg, workers)
 			if ok != c.ok {
