@@ -420,11 +420,11 @@ func memberGuess(data []byte, from int) int {
 	return -1
 }
 
+// skipSpace is where the JSON spaces at p in data end.
 func skipSpace(data []byte, p int) int {
-	for p < len(data) && (data[p] == ' ' || data[p] == '\t' || data[p] == '\n' || data[p] == '\r') {
-		p++
-	}
-	return p
+	d := fastDecoder{data: data, pos: p}
+	d.space()
+	return d.pos
 }
 
 // streamWorkers is how many goroutines load a document this way.
