@@ -534,6 +534,8 @@ func TestUsageAcrossShutdown(t *testing.T) {
 func TestFlagsLoadedLine(t *testing.T) {
 	var log logtest.Buffer
 	_, m, _ := onMemoryDoc(t, usageFlags, WithLogger(log.Logger()))
+	// The line follows READY, which Init returns on.
+	eventually(t, "Init's line", func() bool { return log.Count(`msg="flags loaded"`) == 1 })
 	if n := log.Count(`msg="flags loaded" origin=memory flags=7 source`); n != 1 {
 		t.Errorf("Init's line:\n%s", log.String())
 	}
@@ -541,6 +543,7 @@ func TestFlagsLoadedLine(t *testing.T) {
 	if err := m.Set([]byte(without)); err != nil {
 		t.Fatal(err)
 	}
+	eventually(t, "the update's line", func() bool { return log.Count(`msg="flags loaded"`) == 2 })
 	if n := log.Count(`msg="flags loaded" origin=memory flags=6 changed=1`); n != 1 {
 		t.Errorf("the update's line:\n%s", log.String())
 	}
