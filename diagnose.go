@@ -172,7 +172,7 @@ func (h *servingHandler) WithGroup(name string) slog.Handler {
 // serving says what evaluations answer from. It takes no lock: log lines
 // are written with the run's lock held.
 func (p *Provider) serving() string {
-	set := p.snap.Load()
+	set := p.flags()
 	if set == nil {
 		return "nothing yet"
 	}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/flagsnap/flagsnap/evaluator"
+	"github.com/flagsnap/flagsnap/internal/usage"
 	"github.com/flagsnap/flagsnap/source"
 )
 
@@ -30,7 +31,7 @@ type Provider struct {
 	cfg        config
 	fatalCodes []codes.Code
 	loadOpts   []evaluator.Option
-	snap       atomic.Pointer[evaluator.FlagSet]
+	snap       atomic.Pointer[inForce]
 	events     *emitter
 	fixed      *fixedFlags // the flags of WithFlags, compiled by NewProvider
 	origin     origin      // where the flags come from, for messages
@@ -45,7 +46,7 @@ type Provider struct {
 	// full load: a document must be compiled once, however it arrives.
 	compiled atomic.Uint64
 	// usage counts evaluations (usage.go); nil with WithoutUsage.
-	usage     *evaluator.UsageCounter
+	usage     *usage.Counter
 	usageOnce sync.Once
 
 	mu  sync.Mutex // guards run and sourceRan across Init and Shutdown
@@ -84,7 +85,7 @@ func NewProvider(opts ...Option) (*Provider, error) {
 	}
 	p := &Provider{cfg: cfg, fatalCodes: fatal, events: newEmitter()}
 	if !cfg.withoutUsage {
-		p.usage = evaluator.NewUsageCounter(now())
+		p.usage = usage.NewCounter(now())
 	}
 	p.origin = p.describe()
 	p.log = slog.New(&servingHandler{Handler: cfg.logger.Handler(), p: p})
@@ -135,7 +136,7 @@ func (p *Provider) EventChannel() <-chan openfeature.Event { return p.events.out
 // FlagSetMetadata is the metadata of the flag set in force (nil before the
 // first one), as a copy.
 func (p *Provider) FlagSetMetadata() map[string]any {
-	if set := p.snap.Load(); set != nil {
+	if set := p.flags(); set != nil {
 		return maps.Clone(set.Metadata())
 	}
 	return nil
@@ -343,8 +344,7 @@ func (r *run) giveUpInit(cached *evaluator.FlagSet) error {
 		return &openfeature.ProviderInitError{ErrorCode: openfeature.ProviderFatalCode, Message: r.fatalErr.Error()}
 	}
 	if cached != nil {
-		r.p.countUsage(cached)
-		r.p.snap.Store(cached)
+		r.p.putInForce(cached)
 		r.markReady()
 		r.state = stateStale
 		// OpenFeature announces READY when Init returns; STALE must come
@@ -484,7 +484,7 @@ func (s *sink) Update(u source.Update) error {
 	var hashing sync.WaitGroup
 	if last.set != nil {
 		digest = sha256.Sum256(u.Flags)
-		if r.p.snap.Load() == last.set && digest == last.digest && reflect.DeepEqual(u.SyncContext, last.syncCtx) {
+		if r.p.flags() == last.set && digest == last.digest && reflect.DeepEqual(u.SyncContext, last.syncCtx) {
 			if _, _, ok := r.accept(last.set, u.Origin, digest); !ok {
 				return errShutDown
 			}
@@ -501,7 +501,7 @@ func (s *sink) Update(u source.Update) error {
 		r.rejected(u.Origin, err)
 		return err
 	}
-	if old := r.p.snap.Load(); set.Len() == 0 && (old == nil || old.Len() > 0) {
+	if old := r.p.flags(); set.Len() == 0 && (old == nil || old.Len() > 0) {
 		// flagd sends an empty set while it is still reading a large
 		// file: every evaluation answers FLAG_NOT_FOUND until the real
 		// one arrives, which is worth a word.
@@ -549,8 +549,7 @@ func (r *run) accept(set *evaluator.FlagSet, origin string, digest [sha256.Size]
 	first = r.state == stateStarting
 	// The new flags are compiled and in force before anyone hears of them.
 	r.p.loadedAt.Store(time.Now().UnixNano())
-	r.p.countUsage(set)
-	old := r.p.snap.Swap(set)
+	old := r.p.putInForce(set)
 	if !first {
 		// Init's flags are announced by READY, which lists none; sorting
 		// the keys of a large first set would lengthen every start.
@@ -678,7 +677,7 @@ func (p *Provider) compile(flags []byte, syncCtx map[string]any) (*evaluator.Fla
 	p.compiled.Add(1)
 	// The flags in force lend the new set every flag written as before:
 	// an update that changes one flag of many compiles that one.
-	opts := append(slices.Clip(p.loadOpts), evaluator.WithPrevious(p.snap.Load()))
+	opts := append(slices.Clip(p.loadOpts), evaluator.WithPrevious(p.flags()))
 	set, err := evaluator.Load(flags, opts...)
 	if err != nil {
 		return nil, err
@@ -709,4 +708,30 @@ func unionKeys(a, b *evaluator.FlagSet) []string {
 	keys := slices.Concat(a.Keys(), b.Keys())
 	slices.Sort(keys)
 	return slices.Compact(keys)
+}
+
+// inForce is the flag set evaluations answer from, with the table they are
+// counted in (nil with WithoutUsage): one pointer, so that an evaluation
+// never counts in another set's table.
+type inForce struct {
+	set    *evaluator.FlagSet
+	counts *usage.Table
+}
+
+// flags is the flag set in force, nil before the first.
+func (p *Provider) flags() *evaluator.FlagSet {
+	if in := p.snap.Load(); in != nil {
+		return in.set
+	}
+	return nil
+}
+
+// putInForce makes set the flag set in force, counted from now on, and
+// returns the one it replaces. It is called under the run's lock.
+func (p *Provider) putInForce(set *evaluator.FlagSet) (old *evaluator.FlagSet) {
+	in := &inForce{set: set, counts: p.countUsage(set)}
+	if prev := p.snap.Swap(in); prev != nil {
+		return prev.set
+	}
+	return nil
 }

@@ -625,10 +625,10 @@ func TestShutdownEndsAWaitingInit(t *testing.T) {
 func TestSameFlagsAgainAreNotCompiledAgain(t *testing.T) {
 	p, src, ev := started(t, WithRetryGracePeriod(time.Hour))
 	s := src.sink(t)
-	inForce := p.snap.Load()
+	inForce := p.flags()
 	s.Update(update(flagsV1))
 	ev.none(50 * time.Millisecond)
-	if p.snap.Load() != inForce {
+	if p.flags() != inForce {
 		t.Error("the same flags were compiled again")
 	}
 	// With another sync context they are other flags.
@@ -636,7 +636,7 @@ func TestSameFlagsAgainAreNotCompiledAgain(t *testing.T) {
 	if e := ev.next(); e.EventType != openfeature.ProviderConfigChange {
 		t.Fatalf("got %s, want CONFIGURATION_CHANGED for a new sync context", e.EventType)
 	}
-	withCtx := p.snap.Load()
+	withCtx := p.flags()
 	if withCtx == inForce {
 		t.Fatal("a new sync context did not make a new flag set")
 	}
@@ -647,7 +647,7 @@ func TestSameFlagsAgainAreNotCompiledAgain(t *testing.T) {
 	}
 	s.Update(source.Update{Flags: []byte(flagsV1), SyncContext: map[string]any{"tier": "gold"}, Origin: "test"})
 	ev.recovered()
-	if p.snap.Load() != withCtx {
+	if p.flags() != withCtx {
 		t.Error("the same flags were compiled again after a loss")
 	}
 }

@@ -8,88 +8,74 @@ import (
 	"github.com/flagsnap/flagsnap/evaluator"
 )
 
-// The five typed methods are written out rather than built on one generic
-// helper: Go does not inline a generic call made through its dictionary,
-// and the extra call and copy of the detail cost a third of a static
-// flag's evaluation. They take the evaluator's answer field by field (see
-// evaluator.FlagSet.ResolveBoolFields) for the same reason.
-
 // BooleanEvaluation resolves a boolean flag.
-func (p *Provider) BooleanEvaluation(_ context.Context, flag string, def bool, flatCtx openfeature.FlattenedContext) (d openfeature.BoolResolutionDetail) {
-	set := p.snap.Load()
-	if set == nil {
-		d.Value, d.ProviderResolutionDetail = def, notReady
-		return d
+func (p *Provider) BooleanEvaluation(_ context.Context, flag string, def bool, flatCtx openfeature.FlattenedContext) openfeature.BoolResolutionDetail {
+	in := p.snap.Load()
+	if in == nil {
+		return openfeature.BoolResolutionDetail{Value: def, ProviderResolutionDetail: notReady}
 	}
-	var reason evaluator.Reason
-	var err *evaluator.Error
-	d.Value, d.Variant, reason, err, d.FlagMetadata = set.ResolveBoolFields(flag, def, flatCtx)
-	fill(&d.ProviderResolutionDetail, reason, err)
-	return d
+	v, e := in.set.Evaluate(flag, flatCtx).Bool(def)
+	return openfeature.BoolResolutionDetail{Value: v, ProviderResolutionDetail: in.detail(flag, e)}
 }
 
 // StringEvaluation resolves a string flag.
-func (p *Provider) StringEvaluation(_ context.Context, flag string, def string, flatCtx openfeature.FlattenedContext) (d openfeature.StringResolutionDetail) {
-	set := p.snap.Load()
-	if set == nil {
-		d.Value, d.ProviderResolutionDetail = def, notReady
-		return d
+func (p *Provider) StringEvaluation(_ context.Context, flag string, def string, flatCtx openfeature.FlattenedContext) openfeature.StringResolutionDetail {
+	in := p.snap.Load()
+	if in == nil {
+		return openfeature.StringResolutionDetail{Value: def, ProviderResolutionDetail: notReady}
 	}
-	var reason evaluator.Reason
-	var err *evaluator.Error
-	d.Value, d.Variant, reason, err, d.FlagMetadata = set.ResolveStringFields(flag, def, flatCtx)
-	fill(&d.ProviderResolutionDetail, reason, err)
-	return d
+	v, e := in.set.Evaluate(flag, flatCtx).String(def)
+	return openfeature.StringResolutionDetail{Value: v, ProviderResolutionDetail: in.detail(flag, e)}
 }
 
 // IntEvaluation resolves an integer flag. A variant converts only when it
 // is a whole number within int64: 10.0 is 10, 3.14 is TYPE_MISMATCH.
-func (p *Provider) IntEvaluation(_ context.Context, flag string, def int64, flatCtx openfeature.FlattenedContext) (d openfeature.IntResolutionDetail) {
-	set := p.snap.Load()
-	if set == nil {
-		d.Value, d.ProviderResolutionDetail = def, notReady
-		return d
+func (p *Provider) IntEvaluation(_ context.Context, flag string, def int64, flatCtx openfeature.FlattenedContext) openfeature.IntResolutionDetail {
+	in := p.snap.Load()
+	if in == nil {
+		return openfeature.IntResolutionDetail{Value: def, ProviderResolutionDetail: notReady}
 	}
-	var reason evaluator.Reason
-	var err *evaluator.Error
-	d.Value, d.Variant, reason, err, d.FlagMetadata = set.ResolveIntFields(flag, def, flatCtx)
-	fill(&d.ProviderResolutionDetail, reason, err)
-	return d
+	v, e := in.set.Evaluate(flag, flatCtx).Int(def)
+	return openfeature.IntResolutionDetail{Value: v, ProviderResolutionDetail: in.detail(flag, e)}
 }
 
 // FloatEvaluation resolves a number flag.
-func (p *Provider) FloatEvaluation(_ context.Context, flag string, def float64, flatCtx openfeature.FlattenedContext) (d openfeature.FloatResolutionDetail) {
-	set := p.snap.Load()
-	if set == nil {
-		d.Value, d.ProviderResolutionDetail = def, notReady
-		return d
+func (p *Provider) FloatEvaluation(_ context.Context, flag string, def float64, flatCtx openfeature.FlattenedContext) openfeature.FloatResolutionDetail {
+	in := p.snap.Load()
+	if in == nil {
+		return openfeature.FloatResolutionDetail{Value: def, ProviderResolutionDetail: notReady}
 	}
-	var reason evaluator.Reason
-	var err *evaluator.Error
-	d.Value, d.Variant, reason, err, d.FlagMetadata = set.ResolveFloatFields(flag, def, flatCtx)
-	fill(&d.ProviderResolutionDetail, reason, err)
-	return d
+	v, e := in.set.Evaluate(flag, flatCtx).Float(def)
+	return openfeature.FloatResolutionDetail{Value: v, ProviderResolutionDetail: in.detail(flag, e)}
 }
 
 // ObjectEvaluation resolves an object flag: map[string]any or []any.
-func (p *Provider) ObjectEvaluation(_ context.Context, flag string, def any, flatCtx openfeature.FlattenedContext) (d openfeature.InterfaceResolutionDetail) {
-	set := p.snap.Load()
-	if set == nil {
-		d.Value, d.ProviderResolutionDetail = def, notReady
-		return d
+func (p *Provider) ObjectEvaluation(_ context.Context, flag string, def any, flatCtx openfeature.FlattenedContext) openfeature.InterfaceResolutionDetail {
+	in := p.snap.Load()
+	if in == nil {
+		return openfeature.InterfaceResolutionDetail{Value: def, ProviderResolutionDetail: notReady}
 	}
-	var reason evaluator.Reason
-	var err *evaluator.Error
-	d.Value, d.Variant, reason, err, d.FlagMetadata = set.ResolveObjectFields(flag, def, flatCtx)
-	fill(&d.ProviderResolutionDetail, reason, err)
-	return d
+	v, e := in.set.Evaluate(flag, flatCtx).Object(def)
+	return openfeature.InterfaceResolutionDetail{Value: v, ProviderResolutionDetail: in.detail(flag, e)}
 }
-
-var flagNotFound = openfeature.NewFlagNotFoundResolutionError("flag not found")
 
 var notReady = openfeature.ProviderResolutionDetail{
 	ResolutionError: openfeature.NewProviderNotReadyResolutionError("no flags have been loaded yet"),
 	Reason:          openfeature.ErrorReason,
+}
+
+// detail counts the evaluation e of flag and says it as OpenFeature does.
+// It is the one place where evaluations are counted and evaluator errors
+// become resolution errors.
+func (in *inForce) detail(flag string, e evaluator.Evaluation) openfeature.ProviderResolutionDetail {
+	if in.counts != nil {
+		count(in.counts, flag, e)
+	}
+	d := openfeature.ProviderResolutionDetail{Reason: reasons[e.Reason&7], Variant: e.Variant(), FlagMetadata: e.Metadata}
+	if e.Err != nil {
+		d.ResolutionError = resolutionError(e.Err)
+	}
+	return d
 }
 
 // reasons spells the evaluator's reasons; its size, a power of two, lets
@@ -102,36 +88,19 @@ var reasons = [8]openfeature.Reason{
 	evaluator.ReasonError:          openfeature.ErrorReason,
 }
 
-// fill maps the evaluator's reason and error to OpenFeature's, in place:
-// the detail is written where the caller returns it from (the variant and
-// the metadata are stored there directly; OpenFeature copies the metadata
-// before a caller sees it). This is the only place where evaluator errors
-// become resolution errors.
-func fill(d *openfeature.ProviderResolutionDetail, reason evaluator.Reason, err *evaluator.Error) {
-	d.Reason = reasons[reason&7]
-	if err != nil {
-		fillError(d, err)
-	}
-}
+// flagNotFound is shared: an application that asks for a missing flag
+// does so on every evaluation, and OpenFeature names the flag itself.
+var flagNotFound = openfeature.NewFlagNotFoundResolutionError("flag not found")
 
-// fillError is kept out of line so that fill, which every resolution
-// passes through, is inlined.
-//
-//go:noinline
-func fillError(d *openfeature.ProviderResolutionDetail, err *evaluator.Error) {
+func resolutionError(err *evaluator.Error) openfeature.ResolutionError {
 	switch err.Code {
 	case evaluator.CodeFlagNotFound:
-		// One shared error: an application asking for a missing flag does
-		// so on every evaluation, and OpenFeature names the flag itself.
-		// It is copied from memory straight into d: returned through
-		// registers, it was stored in words and reloaded in wider moves, a
-		// stall that cost a missing flag a sixth of its time.
-		d.ResolutionError = flagNotFound
+		return flagNotFound
 	case evaluator.CodeParseError:
-		d.ResolutionError = openfeature.NewParseErrorResolutionError(err.Error(), err)
+		return openfeature.NewParseErrorResolutionError(err.Error(), err)
 	case evaluator.CodeTypeMismatch:
-		d.ResolutionError = openfeature.NewTypeMismatchResolutionError(err.Error())
+		return openfeature.NewTypeMismatchResolutionError(err.Error())
 	default:
-		d.ResolutionError = openfeature.NewGeneralResolutionError(err.Error(), err)
+		return openfeature.NewGeneralResolutionError(err.Error(), err)
 	}
 }

@@ -99,7 +99,7 @@ func (s *sourceStats) failed(err error, rejected bool) {
 // called from any goroutine.
 func (p *Provider) SourceStatus() SourceStatus {
 	st := SourceStatus{Source: p.origin.name, Selector: p.cfg.Selector, State: p.sourceState()}
-	if set := p.snap.Load(); set != nil {
+	if set := p.flags(); set != nil {
 		st.Flags = set.Len()
 		st.AppliedAt = time.Unix(0, p.loadedAt.Load())
 	}
@@ -131,7 +131,7 @@ func (p *Provider) sourceState() SourceState {
 	case stateStale:
 		return SourceStale
 	case stateError, stateInitError:
-		if r.p.snap.Load() == nil {
+		if r.p.flags() == nil {
 			return SourceConnecting
 		}
 		return SourceError

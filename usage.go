@@ -9,48 +9,20 @@ import (
 	"time"
 
 	"github.com/flagsnap/flagsnap/evaluator"
+	"github.com/flagsnap/flagsnap/internal/usage"
 )
 
 // Usage is how the flags were evaluated since Since: which were, how often,
 // with which variants, and which keys were asked for that the flags do not
 // define. It marshals to JSON and back unchanged, which is what
 // `flagsnap usage` reads.
-type Usage struct {
-	// Since is when counting started: the provider's first Init, or the
-	// last ResetUsage.
-	Since time.Time `json:"since"`
-	// Flags has an entry for every flag in force, evaluated or not. A
-	// flag that a flag set update removes leaves it; one that stays keeps
-	// its counts.
-	Flags map[string]FlagUsage `json:"flags"`
-	// Missing counts the evaluations of keys that the flags in force did
-	// not define, by key; at most MaxMissingKeys keys.
-	Missing map[string]uint64 `json:"missing"`
-	// MissingDropped is how many more distinct missing keys were asked
-	// for: exact for a few, within about 1% for many.
-	MissingDropped uint64 `json:"missingDropped,omitempty"`
-}
-
-// MaxMissingKeys is how many distinct missing keys Usage keeps.
-const MaxMissingKeys = evaluator.MaxMissingKeys
+type Usage = usage.Usage
 
 // FlagUsage is how one flag was evaluated.
-type FlagUsage struct {
-	Evaluations uint64 `json:"evaluations"`
-	// Variants counts the evaluations that served each variant, by
-	// name; empty when none did.
-	Variants map[string]uint64 `json:"variants,omitempty"`
-	// Errors counts the evaluations that failed (PARSE_ERROR, GENERAL,
-	// TYPE_MISMATCH: the caller's default was served). Evaluations of a
-	// disabled flag, or of one that chose no variant, served the caller's
-	// default without an error: they are in Evaluations alone.
-	Errors uint64 `json:"errors,omitempty"`
-	// LastEvaluated is the second of the last evaluation, in UTC: when
-	// the provider, which looks once a second while it runs, or a
-	// snapshot first saw the counts change; zero when the flag was not
-	// evaluated.
-	LastEvaluated time.Time `json:"lastEvaluated,omitzero"`
-}
+type FlagUsage = usage.FlagUsage
+
+// MaxMissingKeys is how many distinct missing keys Usage keeps.
+const MaxMissingKeys = usage.MaxMissingKeys
 
 // Usage returns how the flags were evaluated since the provider's first
 // Init or the last ResetUsage. It is a consistent snapshot: each flag's
@@ -63,12 +35,7 @@ func (p *Provider) Usage() Usage {
 	if p.usage == nil {
 		return Usage{Flags: map[string]FlagUsage{}, Missing: map[string]uint64{}}
 	}
-	s := p.usage.Snapshot()
-	u := Usage{Since: s.Since, Flags: make(map[string]FlagUsage, len(s.Flags)), Missing: s.Missing, MissingDropped: s.MissingDropped}
-	for k, f := range s.Flags {
-		u.Flags[k] = FlagUsage(f)
-	}
-	return u
+	return p.usage.Snapshot(now())
 }
 
 // ResetUsage starts counting again from zero: Usage reports from now on.
@@ -114,18 +81,33 @@ func (p *Provider) tickUsage(ctx context.Context) {
 	}
 }
 
-// countUsage makes set's evaluations counted before it is put in force,
-// its flags taking over the counts of the flags in force with the same
-// keys, and logs what the flags it drops had counted. It is called under
-// the run's lock, as every change of the flags in force is, so the flags
-// in force are the ones set replaces.
-func (p *Provider) countUsage(set *evaluator.FlagSet) {
-	if p.usage == nil {
-		return
+// count counts the evaluation e of key in the table of its flag set.
+func count(t *usage.Table, key string, e evaluator.Evaluation) {
+	switch {
+	case e.Index < 0:
+		t.Missing(key)
+	case e.Err != nil:
+		t.Failed(e.Index)
+	case e.VariantIndex() >= 0:
+		t.Served(e.Index, e.VariantIndex())
+	default:
+		t.Unserved(e.Index)
 	}
-	removed, unused := p.usage.Attach(set, p.snap.Load())
+}
+
+// countUsage returns the table that set's evaluations are counted in,
+// attached: its flags take over the counts of the flags in force with the
+// same keys. It logs what the flags set drops had counted. It is called
+// under the run's lock, as every change of the flags in force is, so the
+// flags in force are the ones set replaces.
+func (p *Provider) countUsage(set *evaluator.FlagSet) *usage.Table {
+	if p.usage == nil {
+		return nil
+	}
+	t := p.usage.NewTable(set)
+	removed, unused := p.usage.Attach(t)
 	if len(removed) == 0 && unused == 0 {
-		return
+		return t
 	}
 	keys := slices.Collect(maps.Keys(removed))
 	// The most evaluated first: a flag removed while still in use is the
@@ -142,6 +124,7 @@ func (p *Provider) countUsage(set *evaluator.FlagSet) {
 	if n := len(removed) + unused - min(len(keys), maxLines); n > 0 {
 		p.log.Info("flags removed", slog.Int("flags", len(removed)+unused), slog.Int("notLogged", n), slog.Int("neverEvaluated", unused))
 	}
+	return t
 }
 
 func (p *Provider) usageSince() string {

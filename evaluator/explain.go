@@ -119,9 +119,9 @@ func (s *FlagSet) Explain(key string, ctx map[string]any) (Explanation, error) {
 	}
 	var t tracer
 	o := s.evaluateFlag(f, ctx, &t)
-	x.Reason, x.Err, x.Metadata = o.reason, o.err, o.meta
-	if o.v != nil && o.err == nil {
-		x.Variant, x.Value = o.v.name, variantValue(o.v)
+	x.Reason, x.Err, x.Metadata = o.Reason, o.Err, o.Metadata
+	if v := o.served(); v != nil {
+		x.Variant, x.Value = v.name, variantValue(v)
 	}
 	if t.root != nil {
 		setPaths(t.root, "targeting")

@@ -39,11 +39,6 @@ type FlagSet struct {
 	id, from uint64
 	fresh    []*flag
 	reused   int
-
-	// Once the set is attached to a counter (usage.go), use is the
-	// counter and regions the counters of the flags, by slot of index.
-	use     *UsageCounter
-	regions []unsafe.Pointer
 }
 
 // flag is one compiled flag.

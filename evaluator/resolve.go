@@ -3,9 +3,8 @@ package evaluator
 import (
 	"fmt"
 	"math"
-	"slices"
+
 	"strconv"
-	"unsafe"
 )
 
 // Reason says how a resolution's value was chosen; the names are
@@ -42,46 +41,77 @@ func (r Reason) String() string {
 	return fmt.Sprintf("Reason(%d)", uint8(r))
 }
 
-// Resolution is the answer for one flag. On error, or when the flag is
-// disabled or has no applicable variant, Value is the caller's default.
+// Evaluation is what evaluating a flag answered, before its value is read
+// as a type: the variant served (if any), why, the flag's metadata and the
+// flag's index in its set, which stays the same for the set's life.
 // Metadata is shared with the flag set and must not be modified.
-type Resolution[T any] struct {
-	Value    T
-	Variant  string
-	Reason   Reason
+type Evaluation struct {
+	flag     *flag
 	Err      *Error
 	Metadata map[string]any
+	// Index is the flag's index in its set (see FlagSet.Slots), -1 when
+	// the set has no such flag.
+	Index   int
+	variant int32 // in flag.vals; -1 for none
+	Reason  Reason
 }
 
-// outcome is a resolution before the value is read as a type.
-type outcome struct {
-	v      *variant
-	reason Reason
-	err    *Error
-	meta   map[string]any
-}
-
-func (f *flag) defaultOutcome(reason Reason) outcome {
-	if f.defaultIdx < 0 {
-		return outcome{reason: ReasonDefault, meta: f.metadata}
+// Variant is the name of the variant served, "" when none was.
+func (e Evaluation) Variant() string {
+	if e.variant < 0 {
+		return ""
 	}
-	return outcome{v: &f.vals[f.defaultIdx], reason: reason, meta: f.metadata}
+	return e.flag.vals[e.variant].name
+}
+
+// VariantIndex is the index of the variant served among the flag's
+// variants (see FlagSet.VariantName), -1 when none was.
+func (e Evaluation) VariantIndex() int { return int(e.variant) }
+
+// served is the variant the evaluation served without an error, or nil.
+func (e Evaluation) served() *variant {
+	if e.variant < 0 || e.Err != nil {
+		return nil
+	}
+	return &e.flag.vals[e.variant]
+}
+
+// Evaluate evaluates the flag key for the evaluation context ctx (the
+// flattened OpenFeature context; targetingKey is one of its keys). The
+// Resolve methods and the typed readers of Evaluation are built on it.
+func (s *FlagSet) Evaluate(key string, ctx map[string]any) Evaluation {
+	f, i := s.index.lookup(key)
+	if f == nil {
+		return Evaluation{Reason: ReasonError, Err: ErrFlagNotFound, Metadata: s.metadata, Index: -1, variant: -1}
+	}
+	e := s.evaluateFlag(f, ctx, nil)
+	e.Index = i
+	return e
+}
+
+func (f *flag) answer(variant int32, reason Reason) Evaluation {
+	return Evaluation{flag: f, variant: variant, Reason: reason, Metadata: f.metadata}
+}
+
+func (f *flag) defaultAnswer(reason Reason) Evaluation {
+	if f.defaultIdx < 0 {
+		reason = ReasonDefault
+	}
+	return f.answer(f.defaultIdx, reason)
 }
 
 // evaluateFlag evaluates f; t records the evaluation for Explain.
-func (s *FlagSet) evaluateFlag(f *flag, ctx map[string]any, t *tracer) outcome {
+func (s *FlagSet) evaluateFlag(f *flag, ctx map[string]any, t *tracer) Evaluation {
 	switch {
-	case f == nil:
-		return outcome{reason: ReasonError, err: ErrFlagNotFound, meta: s.metadata}
+	case f.fixed != nil:
+		return f.answer(f.defaultIdx, ReasonStatic)
 	case f.disabled:
-		return outcome{reason: ReasonDisabled, meta: f.metadata}
+		return f.answer(-1, ReasonDisabled)
 	case f.broken != nil:
-		return outcome{reason: ReasonError, err: f.broken, meta: f.metadata}
+		return Evaluation{flag: f, variant: -1, Reason: ReasonError, Err: f.broken, Metadata: f.metadata}
 	case f.rule == nil:
-		return f.defaultOutcome(ReasonStatic)
+		return f.defaultAnswer(ReasonStatic)
 	}
-	// Field by field: a composite literal is built in a temporary and copied
-	// in wide moves that the processor cannot forward from its stores.
 	var e env
 	e.fs, e.f, e.ctx, e.cur.k, e.trace = s, f, ctx, kRoot, t
 	r := e.eval(f.rule)
@@ -92,10 +122,16 @@ func (s *FlagSet) evaluateFlag(f *flag, ctx map[string]any, t *tracer) outcome {
 		}
 		return f.fail(CodeParseError, "targeting failed", e.err)
 	}
+	return f.chosen(r)
+}
+
+// chosen is the answer for the value a flag's rule returned: the variant
+// it names, or the default variant for null.
+func (f *flag) chosen(r value) Evaluation {
 	var name string
 	switch r.k {
 	case kNull:
-		return f.defaultOutcome(ReasonDefault)
+		return f.defaultAnswer(ReasonDefault)
 	case kStr:
 		name = r.str()
 	case kBool:
@@ -108,11 +144,11 @@ func (s *FlagSet) evaluateFlag(f *flag, ctx map[string]any, t *tracer) outcome {
 	default:
 		return f.fail(CodeGeneral, "targeting returned an array or an object, which cannot name a variant", nil)
 	}
-	v := f.variant(name)
-	if v == nil {
+	j := f.variant(name)
+	if j < 0 {
 		return f.fail(CodeGeneral, fmt.Sprintf("targeting returned %q, which is not a variant", name), nil)
 	}
-	return outcome{v: v, reason: ReasonTargetingMatch, meta: f.metadata}
+	return f.answer(j, ReasonTargetingMatch)
 }
 
 // maxScannedVariants is how many variants are searched one by one. Flags
@@ -120,32 +156,26 @@ func (s *FlagSet) evaluateFlag(f *flag, ctx map[string]any, t *tracer) outcome {
 // than hashing one, and holds no map per flag.
 const maxScannedVariants = 8
 
-// variant finds a variant by name. A rule's constants that name a variant
-// share its string (see shareNames), so the name a rule returned is first
-// looked for by its address, which compares no bytes.
-func (f *flag) variant(name string) *variant {
+// variant finds a variant by name; -1 when the flag has none of that name.
+// A rule's constants that name a variant share its string (see
+// shareNames), so comparing strings usually finds the same bytes at once.
+func (f *flag) variant(name string) int32 {
 	if f.variants != nil {
 		if i, ok := f.variants[name]; ok {
-			return &f.vals[i]
+			return int32(i)
 		}
-		return nil
-	}
-	p := unsafe.StringData(name)
-	for i := range f.vals {
-		if unsafe.StringData(f.vals[i].name) == p && len(f.vals[i].name) == len(name) {
-			return &f.vals[i]
-		}
+		return -1
 	}
 	for i := range f.vals {
 		if f.vals[i].name == name {
-			return &f.vals[i]
+			return int32(i)
 		}
 	}
-	return nil
+	return -1
 }
 
-func (f *flag) fail(code ErrorCode, msg string, cause error) outcome {
-	return outcome{reason: ReasonError, err: &Error{Code: code, Flag: f.key, Msg: msg, Err: cause}, meta: f.metadata}
+func (f *flag) fail(code ErrorCode, msg string, cause error) Evaluation {
+	return Evaluation{flag: f, variant: -1, Reason: ReasonError, Err: &Error{Code: code, Flag: f.key, Msg: msg, Err: cause}, Metadata: f.metadata}
 }
 
 // variantName spells a number the way flagd's JSON encoding of the rule's
@@ -168,26 +198,79 @@ func variantName(v value) string {
 	return s
 }
 
-// Each Resolve method has a ...Fields twin that returns the resolution's
-// fields one by one, for callers that copy them into a type of their own,
-// as a provider does into OpenFeature's resolution detail. A struct of five
-// fields comes back from a call in registers, and the caller stores them in
-// words and copies the struct in wider moves, which the processor cannot
-// forward from the stores: that stall cost more than half of a static
-// flag's evaluation. Fields returned separately are used where they arrive.
-
-// answer makes a Resolution of the fields a ...Fields method returns.
-func answer[T any](v T, variant string, reason Reason, err *Error, meta map[string]any) Resolution[T] {
-	return Resolution[T]{Value: v, Variant: variant, Reason: reason, Err: err, Metadata: meta}
+// Resolution is the answer for one flag, read as one type. On error, or
+// when the flag is disabled or has no applicable variant, Value is the
+// caller's default. Metadata is shared with the flag set and must not be
+// modified.
+type Resolution[T any] struct {
+	Value    T
+	Variant  string
+	Reason   Reason
+	Err      *Error
+	Metadata map[string]any
 }
 
-// typed is the answer for o when its variant is not of the requested type
-// or there is none: def with the reason and error that apply.
-func typed[T any](key string, o outcome, def T, want string) (T, string, Reason, *Error, map[string]any) {
-	if o.v == nil || o.err != nil {
-		return def, "", o.reason, o.err, o.meta
+func resolution[T any](v T, e Evaluation) Resolution[T] {
+	return Resolution[T]{Value: v, Variant: e.Variant(), Reason: e.Reason, Err: e.Err, Metadata: e.Metadata}
+}
+
+// Bool reads the evaluation as a boolean flag: the variant's value, or def
+// with the evaluation turned into a TYPE_MISMATCH when the variant is not
+// a boolean.
+func (e Evaluation) Bool(def bool) (bool, Evaluation) {
+	if v := e.served(); v != nil && v.k == kBool {
+		return v.b, e
 	}
-	return def, o.v.name, ReasonError, &Error{Code: CodeTypeMismatch, Flag: key, Msg: "variant " + strconv.Quote(o.v.name) + " is " + describe(o.v) + ", not " + want}, o.meta
+	return def, e.mismatch("a boolean")
+}
+
+// String reads the evaluation as a string flag, as Bool does.
+func (e Evaluation) String(def string) (string, Evaluation) {
+	if v := e.served(); v != nil && v.k == kStr {
+		return v.s, e
+	}
+	return def, e.mismatch("a string")
+}
+
+// Int reads the evaluation as an integer flag, as Bool does. A number
+// converts only when it is whole and within int64: 10.0 is 10, 3.14 is a
+// TYPE_MISMATCH.
+func (e Evaluation) Int(def int64) (int64, Evaluation) {
+	if v := e.served(); v != nil && v.k == kNum && v.intOK {
+		return int64(v.f), e
+	}
+	return def, e.mismatch("an integer")
+}
+
+// Float reads the evaluation as a number flag, as Bool does; integers
+// widen to float64.
+func (e Evaluation) Float(def float64) (float64, Evaluation) {
+	if v := e.served(); v != nil && v.k == kNum {
+		return v.f, e
+	}
+	return def, e.mismatch("a number")
+}
+
+// Object reads the evaluation as an object flag, as Bool does: a copy of
+// the variant's map[string]any or []any, which the caller may change.
+func (e Evaluation) Object(def any) (any, Evaluation) {
+	if v := e.served(); v != nil && v.k == kObj {
+		return deepCopy(v.obj), e
+	}
+	return def, e.mismatch("an object")
+}
+
+// mismatch is e read as a type its variant is not of: a TYPE_MISMATCH
+// that still names the variant. An evaluation that served no variant, or
+// failed, stays as it is.
+func (e Evaluation) mismatch(want string) Evaluation {
+	if e.variant < 0 || e.Err != nil {
+		return e
+	}
+	v := &e.flag.vals[e.variant]
+	e.Reason = ReasonError
+	e.Err = &Error{Code: CodeTypeMismatch, Flag: e.flag.key, Msg: "variant " + strconv.Quote(v.name) + " is " + describe(v) + ", not " + want}
+	return e
 }
 
 func describe(v *variant) string {
@@ -202,187 +285,29 @@ func describe(v *variant) string {
 	return kindName(v.k)
 }
 
-// ResolveBool resolves a boolean flag for the evaluation context ctx (the
-// flattened OpenFeature context; targetingKey is one of its keys).
+// ResolveBool resolves a boolean flag for the evaluation context ctx.
 func (s *FlagSet) ResolveBool(key string, def bool, ctx map[string]any) Resolution[bool] {
-	return answer(s.ResolveBoolFields(key, def, ctx))
-}
-
-// ResolveBoolFields is ResolveBool with the resolution's fields as separate
-// results, in the order of Resolution's fields.
-func (s *FlagSet) ResolveBoolFields(key string, def bool, ctx map[string]any) (bool, string, Reason, *Error, map[string]any) {
-	f, i := s.index.lookup(key)
-	switch {
-	case f == nil:
-		if s.tallyMissing(key) {
-			s.use.missingSlow(key)
-		}
-		return def, "", ReasonError, ErrFlagNotFound, s.metadata
-	case f.disabled:
-		if x := s.tally(i, slotNone); x != 0 {
-			s.countSlow(i, slotNone, x)
-		}
-		return def, "", ReasonDisabled, nil, f.metadata
-	case f.fixed != nil && f.fixed.k == kBool:
-		if x := s.tally(i, f.fixedSlot()); x != 0 {
-			s.countSlow(i, f.fixedSlot(), x)
-		}
-		return f.fixed.b, f.fixed.name, ReasonStatic, nil, f.metadata
-	}
-	o := s.evaluateFlag(f, ctx, nil)
-	if o.v != nil && o.err == nil && o.v.k == kBool {
-		if x := s.tally(i, f.slotOf(o.v)); x != 0 {
-			s.countSlow(i, f.slotOf(o.v), x)
-		}
-		return o.v.b, o.v.name, o.reason, nil, o.meta
-	}
-	if x := s.tally(i, failSlot(o)); x != 0 {
-		s.countSlow(i, failSlot(o), x)
-	}
-	return typed(key, o, def, "a boolean")
+	return resolution(s.Evaluate(key, ctx).Bool(def))
 }
 
 // ResolveString resolves a string flag.
 func (s *FlagSet) ResolveString(key string, def string, ctx map[string]any) Resolution[string] {
-	return answer(s.ResolveStringFields(key, def, ctx))
+	return resolution(s.Evaluate(key, ctx).String(def))
 }
 
-// ResolveStringFields is ResolveString with the resolution's fields as separate
-// results, in the order of Resolution's fields.
-func (s *FlagSet) ResolveStringFields(key string, def string, ctx map[string]any) (string, string, Reason, *Error, map[string]any) {
-	f, i := s.index.lookup(key)
-	switch {
-	case f == nil:
-		if s.tallyMissing(key) {
-			s.use.missingSlow(key)
-		}
-		return def, "", ReasonError, ErrFlagNotFound, s.metadata
-	case f.disabled:
-		if x := s.tally(i, slotNone); x != 0 {
-			s.countSlow(i, slotNone, x)
-		}
-		return def, "", ReasonDisabled, nil, f.metadata
-	case f.fixed != nil && f.fixed.k == kStr:
-		if x := s.tally(i, f.fixedSlot()); x != 0 {
-			s.countSlow(i, f.fixedSlot(), x)
-		}
-		return f.fixed.s, f.fixed.name, ReasonStatic, nil, f.metadata
-	}
-	o := s.evaluateFlag(f, ctx, nil)
-	if o.v != nil && o.err == nil && o.v.k == kStr {
-		if x := s.tally(i, f.slotOf(o.v)); x != 0 {
-			s.countSlow(i, f.slotOf(o.v), x)
-		}
-		return o.v.s, o.v.name, o.reason, nil, o.meta
-	}
-	if x := s.tally(i, failSlot(o)); x != 0 {
-		s.countSlow(i, failSlot(o), x)
-	}
-	return typed(key, o, def, "a string")
-}
-
-// ResolveInt resolves an integer flag. Only numbers that convert exactly
-// are integers: 10.0 is 10, but 3.14 is a type mismatch rather than 3.
+// ResolveInt resolves an integer flag (see Evaluation.Int).
 func (s *FlagSet) ResolveInt(key string, def int64, ctx map[string]any) Resolution[int64] {
-	return answer(s.ResolveIntFields(key, def, ctx))
-}
-
-// ResolveIntFields is ResolveInt with the resolution's fields as separate
-// results, in the order of Resolution's fields.
-func (s *FlagSet) ResolveIntFields(key string, def int64, ctx map[string]any) (int64, string, Reason, *Error, map[string]any) {
-	f, i := s.index.lookup(key)
-	switch {
-	case f == nil:
-		if s.tallyMissing(key) {
-			s.use.missingSlow(key)
-		}
-		return def, "", ReasonError, ErrFlagNotFound, s.metadata
-	case f.disabled:
-		if x := s.tally(i, slotNone); x != 0 {
-			s.countSlow(i, slotNone, x)
-		}
-		return def, "", ReasonDisabled, nil, f.metadata
-	}
-	o := s.evaluateFlag(f, ctx, nil)
-	if o.v != nil && o.err == nil && o.v.k == kNum && o.v.intOK {
-		if x := s.tally(i, f.slotOf(o.v)); x != 0 {
-			s.countSlow(i, f.slotOf(o.v), x)
-		}
-		return int64(o.v.f), o.v.name, o.reason, nil, o.meta
-	}
-	if x := s.tally(i, failSlot(o)); x != 0 {
-		s.countSlow(i, failSlot(o), x)
-	}
-	return typed(key, o, def, "an integer")
+	return resolution(s.Evaluate(key, ctx).Int(def))
 }
 
 // ResolveFloat resolves a number flag; integers widen to float64.
 func (s *FlagSet) ResolveFloat(key string, def float64, ctx map[string]any) Resolution[float64] {
-	return answer(s.ResolveFloatFields(key, def, ctx))
+	return resolution(s.Evaluate(key, ctx).Float(def))
 }
 
-// ResolveFloatFields is ResolveFloat with the resolution's fields as separate
-// results, in the order of Resolution's fields.
-func (s *FlagSet) ResolveFloatFields(key string, def float64, ctx map[string]any) (float64, string, Reason, *Error, map[string]any) {
-	f, i := s.index.lookup(key)
-	switch {
-	case f == nil:
-		if s.tallyMissing(key) {
-			s.use.missingSlow(key)
-		}
-		return def, "", ReasonError, ErrFlagNotFound, s.metadata
-	case f.disabled:
-		if x := s.tally(i, slotNone); x != 0 {
-			s.countSlow(i, slotNone, x)
-		}
-		return def, "", ReasonDisabled, nil, f.metadata
-	}
-	o := s.evaluateFlag(f, ctx, nil)
-	if o.v != nil && o.err == nil && o.v.k == kNum {
-		if x := s.tally(i, f.slotOf(o.v)); x != 0 {
-			s.countSlow(i, f.slotOf(o.v), x)
-		}
-		return o.v.f, o.v.name, o.reason, nil, o.meta
-	}
-	if x := s.tally(i, failSlot(o)); x != 0 {
-		s.countSlow(i, failSlot(o), x)
-	}
-	return typed(key, o, def, "a number")
-}
-
-// ResolveObject resolves an object flag: a JSON object or array as
-// map[string]any or []any, copied so that the caller may modify it.
+// ResolveObject resolves an object flag (see Evaluation.Object).
 func (s *FlagSet) ResolveObject(key string, def any, ctx map[string]any) Resolution[any] {
-	return answer(s.ResolveObjectFields(key, def, ctx))
-}
-
-// ResolveObjectFields is ResolveObject with the resolution's fields as separate
-// results, in the order of Resolution's fields.
-func (s *FlagSet) ResolveObjectFields(key string, def any, ctx map[string]any) (any, string, Reason, *Error, map[string]any) {
-	f, i := s.index.lookup(key)
-	switch {
-	case f == nil:
-		if s.tallyMissing(key) {
-			s.use.missingSlow(key)
-		}
-		return def, "", ReasonError, ErrFlagNotFound, s.metadata
-	case f.disabled:
-		if x := s.tally(i, slotNone); x != 0 {
-			s.countSlow(i, slotNone, x)
-		}
-		return def, "", ReasonDisabled, nil, f.metadata
-	}
-	o := s.evaluateFlag(f, ctx, nil)
-	if o.v != nil && o.err == nil && o.v.k == kObj {
-		if x := s.tally(i, f.slotOf(o.v)); x != 0 {
-			s.countSlow(i, f.slotOf(o.v), x)
-		}
-		return deepCopy(o.v.obj), o.v.name, o.reason, nil, o.meta
-	}
-	if x := s.tally(i, failSlot(o)); x != 0 {
-		s.countSlow(i, failSlot(o), x)
-	}
-	return typed(key, o, def, "an object")
+	return resolution(s.Evaluate(key, ctx).Object(def))
 }
 
 // deepCopy copies a variant's object or array, which is in plain JSON form,
@@ -403,73 +328,4 @@ func deepCopy(x any) any {
 		return out
 	}
 	return x
-}
-
-// Metadata is the flag-set metadata. It must not be modified.
-func (s *FlagSet) Metadata() map[string]any { return s.metadata }
-
-// Keys lists the flag keys in sorted order.
-func (s *FlagSet) Keys() []string {
-	keys := make([]string, 0, s.index.n)
-	for _, f := range s.index.slots {
-		if f != nil {
-			keys = append(keys, f.key)
-		}
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// Len is the number of flags, broken ones included.
-func (s *FlagSet) Len() int { return s.index.n }
-
-// Problems lists the flags that could not be compiled and why; each of them
-// answers PARSE_ERROR.
-func (s *FlagSet) Problems() []FlagProblem { return slices.Clone(s.problems) }
-
-// WithEnrichment returns a flag set that shares this one's compiled flags
-// and adds enrich to the data of every evaluation (after $flagd and before
-// the caller's context). The map must not be modified afterwards.
-func (s *FlagSet) WithEnrichment(enrich map[string]any) *FlagSet {
-	c := *s
-	c.enrich = enrich
-	return &c
-}
-
-// Enrichment is the map given to WithEnrichment.
-func (s *FlagSet) Enrichment() map[string]any { return s.enrich }
-
-// Changes lists the flags added, removed and changed between old and s (in
-// state, variants, default variant, targeting or metadata). A nil old is an
-// empty flag set.
-func (s *FlagSet) Changes(old *FlagSet) (added, removed, changed []string) {
-	if old != nil && s.from != 0 && s.from == old.id {
-		return s.changesFrom(old)
-	}
-	var before flagIndex
-	if old != nil {
-		before = old.index
-	}
-	// The indexes are walked as they are and only what changed is sorted:
-	// an update that changes one flag of many sorts one key.
-	for _, f := range s.index.slots {
-		if f == nil {
-			continue
-		}
-		switch prev := before.get(f.key); {
-		case prev == nil:
-			added = append(added, f.key)
-		case prev.fingerprint != f.fingerprint:
-			changed = append(changed, f.key)
-		}
-	}
-	for _, f := range before.slots {
-		if f != nil && s.index.get(f.key) == nil {
-			removed = append(removed, f.key)
-		}
-	}
-	slices.Sort(added)
-	slices.Sort(removed)
-	slices.Sort(changed)
-	return added, removed, changed
 }

@@ -1,0 +1,114 @@
+package evaluator
+
+import "slices"
+
+// Metadata is the flag-set metadata. It must not be modified.
+func (s *FlagSet) Metadata() map[string]any { return s.metadata }
+
+// Keys lists the flag keys in sorted order.
+func (s *FlagSet) Keys() []string {
+	keys := make([]string, 0, s.index.n)
+	for _, f := range s.index.slots {
+		if f != nil {
+			keys = append(keys, f.key)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Len is the number of flags, broken ones included.
+func (s *FlagSet) Len() int { return s.index.n }
+
+// Problems lists the flags that could not be compiled and why; each of them
+// answers PARSE_ERROR.
+func (s *FlagSet) Problems() []FlagProblem { return slices.Clone(s.problems) }
+
+// WithEnrichment returns a flag set that shares this one's compiled flags
+// and adds enrich to the data of every evaluation (after $flagd and before
+// the caller's context). The map must not be modified afterwards.
+func (s *FlagSet) WithEnrichment(enrich map[string]any) *FlagSet {
+	c := *s
+	c.enrich = enrich
+	return &c
+}
+
+// Enrichment is the map given to WithEnrichment.
+func (s *FlagSet) Enrichment() map[string]any { return s.enrich }
+
+// Changes lists the flags added, removed and changed between old and s (in
+// state, variants, default variant, targeting or metadata). A nil old is an
+// empty flag set.
+func (s *FlagSet) Changes(old *FlagSet) (added, removed, changed []string) {
+	if old != nil && s.from != 0 && s.from == old.id {
+		return s.changesFrom(old)
+	}
+	var before flagIndex
+	if old != nil {
+		before = old.index
+	}
+	// The indexes are walked as they are and only what changed is sorted:
+	// an update that changes one flag of many sorts one key.
+	for _, f := range s.index.slots {
+		if f == nil {
+			continue
+		}
+		switch prev := before.get(f.key); {
+		case prev == nil:
+			added = append(added, f.key)
+		case prev.fingerprint != f.fingerprint:
+			changed = append(changed, f.key)
+		}
+	}
+	for _, f := range before.slots {
+		if f != nil && s.index.get(f.key) == nil {
+			removed = append(removed, f.key)
+		}
+	}
+	slices.Sort(added)
+	slices.Sort(removed)
+	slices.Sort(changed)
+	return added, removed, changed
+}
+
+// Slots is one more than the largest index of a flag in the set
+// (Evaluation.Index); an index below it may hold no flag. An index names
+// the same flag for the set's life, so that what is kept per flag can be
+// kept in a slice.
+func (s *FlagSet) Slots() int { return len(s.index.slots) }
+
+// FlagKey is the key of the flag at index i, "" when i holds none.
+func (s *FlagSet) FlagKey(i int) string {
+	if f := s.index.slots[i]; f != nil {
+		return f.key
+	}
+	return ""
+}
+
+// VariantCount is how many variants the flag at index i has.
+func (s *FlagSet) VariantCount(i int) int { return len(s.index.slots[i].vals) }
+
+// VariantName is the name of variant j of the flag at index i, in the
+// order of Evaluation.VariantIndex.
+func (s *FlagSet) VariantName(i, j int) string { return s.index.slots[i].vals[j].name }
+
+// Index is the index of the flag with key, -1 when the set has none.
+func (s *FlagSet) Index(key string) int {
+	if f, i := s.index.lookup(key); f != nil {
+		return i
+	}
+	return -1
+}
+
+// lookup is flagIndex.get that also returns the flag's index.
+func (x *flagIndex) lookup(key string) (*flag, int) {
+	if len(x.slots) == 0 {
+		return nil, -1
+	}
+	for i := keyHash(x.seed, key) & x.mask; ; i = (i + 1) & x.mask {
+		f := x.slots[i]
+		if f == nil || f.key == key {
+			return f, int(i)
+		}
+	}
+}

@@ -1,0 +1,45 @@
+package usage
+
+import "sync/atomic"
+
+// Table counts the evaluations of one flag set. Its counts belong to the
+// counter's keys, so an evaluation still running on a set that has been
+// replaced counts where the new set's evaluations do.
+type Table struct {
+	c     *Counter
+	flags Flags
+	// slots are the counts of each flag by index, found on the flag's
+	// first evaluation: a flag that is never evaluated costs a nil
+	// pointer.
+	slots []atomic.Pointer[counts]
+}
+
+// NewTable returns the table of the flag set flags, to attach before the
+// set is evaluated.
+func (c *Counter) NewTable(flags Flags) *Table {
+	return &Table{c: c, flags: flags, slots: make([]atomic.Pointer[counts], flags.Slots())}
+}
+
+// Served counts an evaluation of the flag at index i that served its
+// variant j.
+func (t *Table) Served(i, j int) { t.add(i, wordVariant+j) }
+
+// Failed counts an evaluation of the flag at index i that failed.
+func (t *Table) Failed(i int) { t.add(i, wordError) }
+
+// Unserved counts an evaluation of the flag at index i that served no
+// variant without an error: a disabled flag, or no default variant.
+func (t *Table) Unserved(i int) { t.add(i, wordNone) }
+
+func (t *Table) add(i, word int) {
+	k := t.slots[i].Load()
+	if k == nil {
+		if k = t.c.countsFor(t, i); k == nil {
+			return
+		}
+	}
+	k.words[t.c.shards.pick()*k.stride+word].Add(1)
+}
+
+// Missing counts an evaluation of key, which the set does not define.
+func (t *Table) Missing(key string) { t.c.missing.count(key, t.c) }

@@ -1,0 +1,250 @@
+package usage
+
+import (
+	"fmt"
+	"maps"
+	"sync"
+	"testing"
+	"time"
+)
+
+// set is a flag set as the counter sees it: keys by index, with their
+// variants, and an empty index between two flags, as a hash table has.
+type set struct {
+	keys     []string
+	variants [][]string
+}
+
+func newSet(flags ...any) *set {
+	s := &set{}
+	for i := 0; i < len(flags); i += 2 {
+		s.keys = append(s.keys, flags[i].(string), "")
+		s.variants = append(s.variants, flags[i+1].([]string), nil)
+	}
+	return s
+}
+
+func (s *set) Slots() int                  { return len(s.keys) }
+func (s *set) FlagKey(i int) string        { return s.keys[i] }
+func (s *set) VariantCount(i int) int      { return len(s.variants[i]) }
+func (s *set) VariantName(i, j int) string { return s.variants[i][j] }
+func (s *set) Index(key string) int {
+	for i, k := range s.keys {
+		if k == key && k != "" {
+			return i
+		}
+	}
+	return -1
+}
+
+var onOff = []string{"on", "off"}
+
+func attach(c *Counter, s *set) *Table {
+	t := c.NewTable(s)
+	c.Attach(t)
+	return t
+}
+
+func TestAttachCarriesCountsByKeyAndVariants(t *testing.T) {
+	c := NewCounter(time.Now())
+	v1 := attach(c, newSet("b", onOff, "r", onOff))
+	v1.Served(0, 0)
+	v1.Served(2, 0)
+	v1.Failed(0)
+	v1.Missing("nope")
+	// An evaluation still running on v1 when v2 replaces it counts with v2's.
+	v2 := attach(c, newSet("r", onOff, "b", onOff))
+	v1.Served(2, 1)
+	v2.Served(0, 1)
+	if removed, unused := c.Attach(v2); removed != nil || unused != 0 {
+		t.Errorf("attached again: removed %v and %d others", removed, unused)
+	}
+	u := c.Snapshot(time.Now())
+	if b := u.Flags["b"]; b.Evaluations != 2 || b.Errors != 1 || !maps.Equal(b.Variants, map[string]uint64{"on": 1}) {
+		t.Errorf("b: %+v", b)
+	}
+	if r := u.Flags["r"]; r.Evaluations != 3 || !maps.Equal(r.Variants, map[string]uint64{"on": 1, "off": 2}) {
+		t.Errorf("r: %+v", r)
+	}
+	if !maps.Equal(u.Missing, map[string]uint64{"nope": 1}) {
+		t.Errorf("missing: %v", u.Missing)
+	}
+}
+
+func TestAttachReportsRemovedFlags(t *testing.T) {
+	c := NewCounter(time.Now())
+	v1 := attach(c, newSet("b", onOff, "r", onOff, "x", onOff))
+	v1.Served(0, 0)
+	v1.Unserved(4)
+	removed, unused := c.Attach(c.NewTable(newSet("x", onOff)))
+	if len(removed) != 1 || removed["b"].Evaluations != 1 || unused != 1 {
+		t.Errorf("removed %+v and %d others", removed, unused)
+	}
+	if _, ok := c.Snapshot(time.Now()).Flags["b"]; ok {
+		t.Error("b is still counted")
+	}
+}
+
+// A flag whose variants change starts new counts, and the counts of its
+// former variants stay with the key; going back to the former variants
+// takes their counts up again.
+func TestChangedVariants(t *testing.T) {
+	c := NewCounter(time.Now())
+	v1 := attach(c, newSet("f", onOff))
+	v1.Served(0, 0)
+	v2 := attach(c, newSet("f", []string{"yes", "no"}))
+	v2.Served(0, 1)
+	v1.Served(0, 1) // late, on the replaced set
+	want := map[string]uint64{"on": 1, "off": 1, "no": 1}
+	if u := c.Snapshot(time.Now()).Flags["f"]; u.Evaluations != 3 || !maps.Equal(u.Variants, want) {
+		t.Errorf("f: %+v, want variants %v", u, want)
+	}
+	v3 := attach(c, newSet("f", onOff))
+	v3.Served(0, 0)
+	want["on"]++
+	if u := c.Snapshot(time.Now()).Flags["f"]; u.Evaluations != 4 || !maps.Equal(u.Variants, want) {
+		t.Errorf("f back to on/off: %+v, want variants %v", u, want)
+	}
+}
+
+// A flag evaluated for the first time on a set that has been replaced by
+// one where its variants differ counts with the key's former variants.
+func TestFirstEvaluationOnAReplacedSet(t *testing.T) {
+	c := NewCounter(time.Now())
+	v1 := attach(c, newSet("b", onOff))
+	attach(c, newSet("b", []string{"yes", "no"}))
+	v1.Served(0, 0)
+	v1.Served(0, 0)
+	if u := c.Snapshot(time.Now()).Flags["b"]; u.Evaluations != 2 || !maps.Equal(u.Variants, map[string]uint64{"on": 2}) {
+		t.Errorf("b: %+v", u)
+	}
+	// A key the set in force no longer has is not counted.
+	attach(c, newSet("other", onOff))
+	v1.Served(0, 0)
+	if u := c.Snapshot(time.Now()); len(u.Flags) != 1 || u.Flags["other"].Evaluations != 0 {
+		t.Errorf("after b left: %+v", u.Flags)
+	}
+}
+
+func TestManyVariants(t *testing.T) {
+	names := make([]string, 300)
+	for i := range names {
+		names[i] = fmt.Sprintf("v%03d", i)
+	}
+	c := NewCounter(time.Now())
+	tb := attach(c, newSet("many", names))
+	tb.Served(0, 299)
+	tb.Served(0, 0)
+	want := map[string]uint64{"v299": 1, "v000": 1}
+	if u := c.Snapshot(time.Now()).Flags["many"]; u.Evaluations != 2 || !maps.Equal(u.Variants, want) {
+		t.Errorf("many: %+v", u)
+	}
+}
+
+func TestMissingKeysUnderConcurrency(t *testing.T) {
+	c := NewCounter(time.Now())
+	tb := attach(c, newSet("b", onOff))
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 1000 {
+				tb.Missing("gone")
+				tb.Missing(fmt.Sprint("gone-", (i+w)%3))
+			}
+		})
+	}
+	wg.Go(func() {
+		for range 20 {
+			c.Snapshot(time.Now())
+		}
+	})
+	wg.Wait()
+	want := map[string]uint64{"gone": 4000, "gone-0": 1334, "gone-1": 1333, "gone-2": 1333}
+	if got := c.Snapshot(time.Now()).Missing; !maps.Equal(got, want) {
+		t.Errorf("missing %v, want %v", got, want)
+	}
+}
+
+func TestMissingKeysPastTheLimit(t *testing.T) {
+	c := NewCounter(time.Now())
+	tb := attach(c, newSet())
+	for i := range MaxMissingKeys + 10 {
+		tb.Missing(fmt.Sprint("k", i))
+	}
+	tb.Missing(fmt.Sprint("k", MaxMissingKeys)) // dropped already
+	u := c.Snapshot(time.Now())
+	if len(u.Missing) != MaxMissingKeys || u.MissingDropped != 10 {
+		t.Errorf("%d keys kept, %d dropped; want %d and 10", len(u.Missing), u.MissingDropped, MaxMissingKeys)
+	}
+	c.Reset(time.Now())
+	if u := c.Snapshot(time.Now()); len(u.Missing) != 0 || u.MissingDropped != 0 {
+		t.Errorf("after Reset: %d keys, %d dropped", len(u.Missing), u.MissingDropped)
+	}
+}
+
+// Evaluations on every core of one flag add up exactly.
+func TestCountsAreExactUnderConcurrency(t *testing.T) {
+	c := NewCounter(time.Now())
+	tb := attach(c, newSet("hot", onOff))
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := range 5000 {
+				tb.Served(0, i%2)
+			}
+		})
+	}
+	wg.Wait()
+	u := c.Snapshot(time.Now()).Flags["hot"]
+	if u.Evaluations != 40000 || !maps.Equal(u.Variants, map[string]uint64{"on": 20000, "off": 20000}) {
+		t.Errorf("hot: %+v", u)
+	}
+}
+
+// Each shard of a flag's counts has cache lines of its own.
+func TestShardsAreALineApart(t *testing.T) {
+	for _, n := range []int{0, 1, 6, 7, 300} {
+		k := newCounts(newSet("f", make([]string, n)), 0, 4)
+		if k.stride%lineWords != 0 || k.stride < wordVariant+n || len(k.words) != 4*k.stride {
+			t.Errorf("%d variants: stride %d, %d words", n, k.stride, len(k.words))
+		}
+	}
+}
+
+// When a flag was last evaluated is the second of the first Tick, or
+// Snapshot, that sees its counts changed.
+func TestLastEvaluatedIsStampedBySecond(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	c := NewCounter(start)
+	tb := attach(c, newSet("b", onOff, "r", onOff))
+	tb.Served(0, 0)
+	c.Tick(start.Add(time.Second))
+	c.Tick(start.Add(5 * time.Second)) // nothing evaluated since
+	u := c.Snapshot(start.Add(6 * time.Second))
+	if got := u.Flags["b"].LastEvaluated; !got.Equal(start.Add(time.Second)) || got.Location() != time.UTC {
+		t.Errorf("b last evaluated at %v, want %v", got, start.Add(time.Second))
+	}
+	if got := u.Flags["r"].LastEvaluated; !got.IsZero() {
+		t.Errorf("r, never evaluated, last evaluated at %v", got)
+	}
+	tb.Served(0, 0)
+	if got := c.Snapshot(start.Add(7 * time.Second)).Flags["b"].LastEvaluated; !got.Equal(start.Add(7 * time.Second)) {
+		t.Errorf("b evaluated again, last at %v", got)
+	}
+	c.Reset(start.Add(8 * time.Second))
+	if got := c.Snapshot(start.Add(9 * time.Second)).Flags["b"]; !got.LastEvaluated.IsZero() || got.Evaluations != 0 {
+		t.Errorf("after Reset, b: %+v", got)
+	}
+}
+
+func BenchmarkServedNoAlloc(b *testing.B) {
+	c := NewCounter(time.Now())
+	tb := attach(c, newSet("hot", onOff))
+	tb.Served(0, 0)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			tb.Served(0, 0)
+		}
+	})
+}
