@@ -1,0 +1,283 @@
+package ld
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/launchdarkly/go-sdk-common/v3/ldcontext"
+	"github.com/launchdarkly/go-sdk-common/v3/ldreason"
+	"github.com/launchdarkly/go-sdk-common/v3/ldvalue"
+	ldeval "github.com/launchdarkly/go-server-sdk-evaluation/v3"
+	"github.com/open-feature/go-sdk/openfeature"
+
+	"github.com/flagsnap/flagsnap"
+)
+
+// What a row serves when no variant is: the caller's default of a
+// disabled flag, and the error of a missing one.
+const (
+	servedDefault  = "(caller's default)"
+	servedNotFound = "(flag not found)"
+)
+
+// evalRow is a row of bench's E and O matrix, with the variants it is
+// meant to serve: one, or a fractional flag's buckets.
+type evalRow struct {
+	id   string
+	flag string
+	ctx  openfeature.FlattenedContext
+	str  bool // a string flag; the others are boolean
+	want []string
+}
+
+var evalVsLDRows = []evalRow{
+	{"E1_static_empty", "static", emptyCtx, false, []string{"on"}},
+	{"E2_static_small", "static", smallCtx, false, []string{"on"}},
+	{"E3_static_large", "static", largeCtx, false, []string{"on"}},
+	{"E4_simple_small", "simple", smallCtx, false, []string{"on"}},
+	{"E5_simple_large", "simple", largeCtx, false, []string{"on"}},
+	{"E6_complex_small", "complex", smallCtx, true, []string{"standard"}},
+	{"E7_complex_large", "complex", largeCtx, true, []string{"standard"}},
+	{"E8_match", "role", smallCtx, true, []string{"admin"}},
+	{"E9_no_match", "role", noMatchCtx, true, []string{"user"}},
+	{"E10_disabled", "disabled", emptyCtx, false, []string{servedDefault}},
+	{"E11_missing", "missing", emptyCtx, false, []string{servedNotFound}},
+	{"O1_fractional2", "frac2", fracCtx, true, twoBuckets},
+	{"O2_fractional8", "frac8", fracCtx, true, eightBucket},
+	{"O1s_fractional2_string", "frac2s", fracCtx, true, twoBuckets},
+	{"O2s_fractional8_string", "frac8s", fracCtx, true, eightBucket},
+	{"O3_semver_eq", "semverEq", semverEqCtx, false, []string{"on"}},
+	{"O4_semver_range", "semverRange", semverRangeCtx, false, []string{"on"}},
+	{"O5_starts_with", "startsWith", startsWithCtx, false, []string{"on"}},
+	{"O6_ends_with", "endsWith", endsWithCtx, false, []string{"on"}},
+}
+
+func (r evalRow) fractional() bool { return len(r.want) > 1 }
+
+func (r evalRow) check(tb testing.TB, engine, served string) {
+	tb.Helper()
+	if !slices.Contains(r.want, served) {
+		tb.Fatalf("%s, %s: serves %q, want one of %q", engine, r.id, served, r.want)
+	}
+}
+
+// ldDefault is the row's default in LaunchDarkly's values, the one
+// flagsnap's calls pass.
+func (r evalRow) ldDefault() ldvalue.Value {
+	if r.str {
+		return ldvalue.String("")
+	}
+	return ldvalue.Bool(false)
+}
+
+func newEvalProvider(tb testing.TB) *flagsnap.Provider {
+	tb.Helper()
+	p, err := flagsnap.NewProvider(flagsnap.WithFlags([]byte(evalFlags)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(p.Shutdown)
+	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// fsServed is the variant flagsnap serves for the row, as its typed
+// method answers it.
+func fsServed(tb testing.TB, p *flagsnap.Provider, r evalRow) string {
+	tb.Helper()
+	var d openfeature.ProviderResolutionDetail
+	if r.str {
+		d = p.StringEvaluation(context.Background(), r.flag, "", r.ctx).ProviderResolutionDetail
+	} else {
+		d = p.BooleanEvaluation(context.Background(), r.flag, false, r.ctx).ProviderResolutionDetail
+	}
+	rd := d.ResolutionDetail()
+	switch {
+	case rd.ErrorCode == openfeature.FlagNotFoundCode:
+		return servedNotFound
+	case rd.ErrorCode != "":
+		tb.Fatalf("flagsnap, %s: %s %s", r.id, rd.ErrorCode, rd.ErrorMessage)
+	case rd.Variant == "" && rd.Reason == openfeature.DisabledReason:
+		return servedDefault
+	}
+	return rd.Variant
+}
+
+// ldSide is LaunchDarkly's evaluator on a store of evalFlags' flags, the
+// same number as flagsnap holds, so that a lookup searches alike.
+type ldSide struct {
+	eval  ldeval.Evaluator
+	store dataProvider
+	names map[string][]string
+}
+
+func newLDSide() *ldSide {
+	ld := &ldSide{store: dataProvider{}, names: map[string][]string{}}
+	for key, f := range ldEvalFlags() {
+		ld.store[key] = Item{Version: f.flag.Version, Item: &f.flag}
+		ld.names[key] = f.names
+	}
+	ld.eval = ldeval.NewEvaluator(ld.store)
+	return ld
+}
+
+// ldResolve is what LaunchDarkly's SDK does for a key: the flag from its
+// store and its evaluation or, for an unknown key, the FLAG_NOT_FOUND
+// result with the caller's default. It is kept a call, as flagsnap's
+// method is, and so that the result of E11 is built, not optimised away.
+//
+//go:noinline
+func ldResolve(e ldeval.Evaluator, store ldeval.DataProvider, key string, c ldcontext.Context, def ldvalue.Value) ldreason.EvaluationDetail {
+	f := store.GetFeatureFlag(key)
+	if f == nil {
+		return ldreason.NewEvaluationDetailForError(ldreason.EvalErrorFlagNotFound, def)
+	}
+	return e.Evaluate(f, c, nil).Detail
+}
+
+// served is the variant LaunchDarkly serves for the row, by flagd's name.
+func (ld *ldSide) served(tb testing.TB, r evalRow, c ldcontext.Context) string {
+	tb.Helper()
+	d := ldResolve(ld.eval, ld.store, r.flag, c, r.ldDefault())
+	if i, ok := d.VariationIndex.Get(); ok && i >= 0 && i < len(ld.names[r.flag]) {
+		return ld.names[r.flag][i]
+	}
+	switch reason := d.Reason; {
+	case reason.GetKind() == ldreason.EvalReasonError && reason.GetErrorKind() == ldreason.EvalErrorFlagNotFound:
+		return servedNotFound
+	case reason.GetKind() == ldreason.EvalReasonOff && !d.VariationIndex.IsDefined():
+		return servedDefault
+	}
+	tb.Fatalf("LaunchDarkly, %s: variation %v, reason %v", r.id, d.VariationIndex, d.Reason)
+	return ""
+}
+
+// ldContext is c as a LaunchDarkly context, built once per row as
+// flagsnap's is. LaunchDarkly requires a key, which is the targeting key,
+// so a context without one gets a placeholder.
+func ldContext(tb testing.TB, c openfeature.FlattenedContext) ldcontext.Context {
+	tb.Helper()
+	key, _ := c["targetingKey"].(string)
+	if key == "" {
+		key = "no-targeting-key"
+	}
+	b := ldcontext.NewBuilder(key)
+	for k, v := range c {
+		switch v := v.(type) {
+		case string:
+			if k != "targetingKey" {
+				b.SetString(k, v)
+			}
+		case int:
+			b.SetInt(k, v)
+		case bool:
+			b.SetBool(k, v)
+		default:
+			tb.Fatalf("context attribute %s: %T", k, v)
+		}
+	}
+	ctx := b.Build()
+	if err := ctx.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return ctx
+}
+
+// BenchmarkEvalVsLD is bench's E and O rows in flagsnap, at the
+// provider's typed methods as bench runs them, and in LaunchDarkly's
+// evaluator on the same flags and contexts. The two run row by row, one
+// after the other, so that the machine's state is alike for both.
+func BenchmarkEvalVsLD(b *testing.B) {
+	p := newEvalProvider(b)
+	ld := newLDSide()
+	for _, r := range evalVsLDRows {
+		c := ldContext(b, r.ctx)
+		b.Run("flagsnap/"+r.id, func(b *testing.B) { benchFlagsnap(b, p, r) })
+		b.Run("launchdarkly/"+r.id, func(b *testing.B) { benchLD(b, ld, r, c) })
+	}
+}
+
+func benchFlagsnap(b *testing.B, p *flagsnap.Provider, r evalRow) {
+	r.check(b, "flagsnap", fsServed(b, p, r))
+	ctx := context.Background()
+	b.ReportAllocs()
+	if r.str {
+		for b.Loop() {
+			p.StringEvaluation(ctx, r.flag, "", r.ctx)
+		}
+		return
+	}
+	for b.Loop() {
+		p.BooleanEvaluation(ctx, r.flag, false, r.ctx)
+	}
+}
+
+// benchLD times Evaluate on the flag found beforehand, which is the
+// evaluation alone; for the missing flag, which has nothing to evaluate,
+// it times the lookup that fails and the error result.
+func benchLD(b *testing.B, ld *ldSide, r evalRow, c ldcontext.Context) {
+	r.check(b, "LaunchDarkly", ld.served(b, r, c))
+	f := ld.store.GetFeatureFlag(r.flag)
+	b.ReportAllocs()
+	if f == nil {
+		def := r.ldDefault()
+		for b.Loop() {
+			ldResolve(ld.eval, ld.store, r.flag, c, def)
+		}
+		return
+	}
+	for b.Loop() {
+		ld.eval.Evaluate(f, c, nil)
+	}
+}
+
+// TestEvalVsLDSameVariants wants flagsnap and LaunchDarkly to serve every
+// row's intended variant, the same one but in fractional rows, where each
+// engine hashes the targeting key its own way.
+func TestEvalVsLDSameVariants(t *testing.T) {
+	p := newEvalProvider(t)
+	ld := newLDSide()
+	for _, r := range evalVsLDRows {
+		t.Run(r.id, func(t *testing.T) {
+			fs, l := fsServed(t, p, r), ld.served(t, r, ldContext(t, r.ctx))
+			r.check(t, "flagsnap", fs)
+			r.check(t, "LaunchDarkly", l)
+			if !r.fractional() && fs != l {
+				t.Errorf("flagsnap serves %q, LaunchDarkly %q", fs, l)
+			}
+		})
+	}
+}
+
+// TestEvalFlagsAsBench keeps evalFlags equal to bench's, which the rows
+// stand for, and LaunchDarkly's store to the same keys.
+func TestEvalFlagsAsBench(t *testing.T) {
+	src, err := os.ReadFile("../flags_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const start = "const evalFlags = `"
+	_, rest, ok := strings.Cut(string(src), start)
+	benchFlags, _, closed := strings.Cut(rest, "`")
+	if !ok || !closed {
+		t.Fatalf("../flags_test.go: no %s…`", start)
+	}
+	if benchFlags != evalFlags {
+		t.Error("evalFlags differs from bench's: copy bench/flags_test.go's")
+	}
+	var doc struct{ Flags map[string]json.RawMessage }
+	if err := json.Unmarshal([]byte(evalFlags), &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Sorted(maps.Keys(doc.Flags))
+	if got := slices.Sorted(maps.Keys(newLDSide().store)); !slices.Equal(got, want) {
+		t.Errorf("LaunchDarkly's flags %q, flagsnap's %q", got, want)
+	}
+}
