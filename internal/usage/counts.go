@@ -136,8 +136,8 @@ func newShards() shards {
 	return shards{n: n, pool: pool}
 }
 
-// pick returns the shard for an evaluation on the current processor.
-func (s shards) pick() int {
+// ofThisProcessor returns the shard for an evaluation on the current processor.
+func (s shards) ofThisProcessor() int {
 	t := s.pool.Get().(*token)
 	i := t.shard
 	s.pool.Put(t)

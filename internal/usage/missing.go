@@ -44,7 +44,7 @@ func (m *missingKeys) count(key string, c *Counter) {
 			return
 		}
 	}
-	n[c.shards.pick()*lineWords].Add(1)
+	n[c.shards.ofThisProcessor()*lineWords].Add(1)
 }
 
 // add makes key's counters, or notes it as dropped when the window has

@@ -38,7 +38,7 @@ func (t *Table) add(i, word int) {
 			return
 		}
 	}
-	k.words[t.c.shards.pick()*k.stride+word].Add(1)
+	k.words[t.c.shards.ofThisProcessor()*k.stride+word].Add(1)
 }
 
 // Missing counts an evaluation of key, which the set does not define.
