@@ -147,13 +147,13 @@ func appendValue(dst []byte, x any, depth int) ([]byte, error) {
 		if v == nil {
 			return append(dst, cborNull), nil
 		}
-		entries := make([]entry, 0, len(v))
+		entries := make([]mapEntry, 0, len(v))
 		for k, e := range v {
-			entries = append(entries, newEntry(k, e))
+			entries = append(entries, newMapEntry(k, e))
 		}
 		return appendMap(dst, entries, depth)
 	}
-	return appendKind(dst, x, depth)
+	return appendReflected(dst, x, depth)
 }
 
 func unsupportedType(x any) error {
@@ -370,16 +370,16 @@ func float16Bits(f float64) (uint16, bool) {
 	return 0, false
 }
 
-// number is a parsed json.Number: an exact integer when the text is one
-// that fits 64 bits, else a float64.
-type number struct {
+// parsedNumber is a json.Number read for encoding: an exact integer when
+// the text is one that fits 64 bits, else a float64.
+type parsedNumber struct {
 	kind byte // 'i', 'u' or 'f'
 	i    int64
 	u    uint64
 	f    float64
 }
 
-func (n number) append(dst []byte) []byte {
+func (n parsedNumber) append(dst []byte) []byte {
 	switch n.kind {
 	case 'i':
 		return appendInt(dst, n.i)
@@ -394,24 +394,24 @@ func (n number) append(dst []byte) []byte {
 // other float. Integer text is parsed as the one integer type its sign
 // allows, and other text not as an integer at all, which keeps numbers free
 // of the allocation of a failed strconv call.
-func parseNumber(n json.Number) (number, error) {
+func parseNumber(n json.Number) (parsedNumber, error) {
 	s := string(n)
 	switch {
 	case !integerText(s):
 	case s[0] == '-':
 		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return number{kind: 'i', i: i}, nil
+			return parsedNumber{kind: 'i', i: i}, nil
 		}
 	default:
 		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
-			return number{kind: 'u', u: u}, nil
+			return parsedNumber{kind: 'u', u: u}, nil
 		}
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return number{}, fmt.Errorf("%w: json.Number %q: %v", ErrUnsupportedInput, s, err)
+		return parsedNumber{}, fmt.Errorf("%w: json.Number %q: %v", ErrUnsupportedInput, s, err)
 	}
-	return number{kind: 'f', f: f}, nil
+	return parsedNumber{kind: 'f', f: f}, nil
 }
 
 // integerText reports whether s is an optional minus sign and digits.
@@ -430,10 +430,10 @@ func integerText(s string) bool {
 	return true
 }
 
-// appendKind writes the values that are neither scalars nor []any and
+// appendReflected writes the values that are neither scalars nor []any and
 // map[string]any: other slices, arrays and maps with string keys element by
 // element, everything else through encoding/json.
-func appendKind(dst []byte, x any, depth int) ([]byte, error) {
+func appendReflected(dst []byte, x any, depth int) ([]byte, error) {
 	if marshalsItself(x) {
 		return appendJSONForm(dst, x, depth)
 	}
@@ -458,9 +458,9 @@ func appendKind(dst []byte, x any, depth int) ([]byte, error) {
 			// encoding/json spells integer and TextMarshaler keys as text.
 			return appendJSONForm(dst, x, depth)
 		}
-		entries := make([]entry, 0, rv.Len())
+		entries := make([]mapEntry, 0, rv.Len())
 		for it := rv.MapRange(); it.Next(); {
-			entries = append(entries, newEntry(it.Key().String(), it.Value().Interface()))
+			entries = append(entries, newMapEntry(it.Key().String(), it.Value().Interface()))
 		}
 		return appendMap(dst, entries, depth)
 	case reflect.Pointer, reflect.Struct:
@@ -480,35 +480,37 @@ func appendList(dst []byte, rv reflect.Value, depth int) ([]byte, error) {
 	return dst, nil
 }
 
-// entry is a map entry: given is its key as the map holds it, key the same
-// made valid UTF-8, as it is written.
-type entry struct {
-	key, given string
-	val        any
+// mapEntry is one entry of a map being encoded: rawKey is its key as the
+// map holds it, validKey the same made valid UTF-8, as it is written.
+type mapEntry struct {
+	validKey, rawKey string
+	val              any
 }
 
-func newEntry(k string, v any) entry { return entry{key: validText(k), given: k, val: v} }
+func newMapEntry(k string, v any) mapEntry {
+	return mapEntry{validKey: validText(k), rawKey: k, val: v}
+}
 
 // appendMap writes a map with its entries in core deterministic order, by
 // their encoded keys: for text, the shorter key first (its head holds the
 // length), then bytewise. Keys that differ only in invalid bytes are one
-// key once valid; of those, the entry with the greatest key as given wins,
+// key once valid; of those, the entry with the greatest raw key wins,
 // as it does when encoding/json writes the keys in sorted order and a
 // decoder keeps the last of a duplicate.
-func appendMap(dst []byte, entries []entry, depth int) ([]byte, error) {
-	slices.SortFunc(entries, func(a, b entry) int {
-		if c := cmp.Compare(len(a.key), len(b.key)); c != 0 {
+func appendMap(dst []byte, entries []mapEntry, depth int) ([]byte, error) {
+	slices.SortFunc(entries, func(a, b mapEntry) int {
+		if c := cmp.Compare(len(a.validKey), len(b.validKey)); c != 0 {
 			return c
 		}
-		if c := strings.Compare(a.key, b.key); c != 0 {
+		if c := strings.Compare(a.validKey, b.validKey); c != 0 {
 			return c
 		}
-		return strings.Compare(a.given, b.given)
+		return strings.Compare(a.rawKey, b.rawKey)
 	})
 	n := 0
 	for i := range entries {
-		if i+1 < len(entries) && entries[i+1].key == entries[i].key {
-			continue // an entry with a greater key as given follows
+		if i+1 < len(entries) && entries[i+1].validKey == entries[i].validKey {
+			continue // an entry with a greater raw key follows
 		}
 		entries[n] = entries[i]
 		n++
@@ -516,7 +518,7 @@ func appendMap(dst []byte, entries []entry, depth int) ([]byte, error) {
 	dst = appendHead(dst, majorMap, uint64(n))
 	var err error
 	for _, e := range entries[:n] {
-		dst = appendText(dst, e.key)
+		dst = appendText(dst, e.validKey)
 		if dst, err = appendValue(dst, e.val, depth+1); err != nil {
 			return dst, err
 		}
