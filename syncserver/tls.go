@@ -26,16 +26,35 @@ func generateTLS() (caPEM []byte, conf *tls.Config, err error) {
 	notBefore := time.Now().Add(-time.Hour)
 	notAfter := notBefore.Add(certLifetime)
 
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caKey, caCert, err := generateCA(notBefore, notAfter)
 	if err != nil {
 		return nil, nil, err
 	}
-	caSerial, err := serialNumber()
+	cert, err := generateServerCert(caKey, caCert, notBefore, notAfter)
 	if err != nil {
 		return nil, nil, err
 	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          caSerial,
+	caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caCert.Raw})
+	conf = &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		MinVersion:   tls.VersionTLS12,
+	}
+	return caPEM, conf, nil
+}
+
+// generateCA makes the self-signed CA that signs the server certificate,
+// allowed to sign nothing but end certificates.
+func generateCA(notBefore, notAfter time.Time) (*ecdsa.PrivateKey, *x509.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	serial, err := serialNumber()
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: "syncserver test CA"},
 		NotBefore:             notBefore,
 		NotAfter:              notAfter,
@@ -44,22 +63,27 @@ func generateTLS() (caPEM []byte, conf *tls.Config, err error) {
 		MaxPathLenZero:        true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
 	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		return nil, nil, err
 	}
-	caCert, err := x509.ParseCertificate(caDER)
+	cert, err := x509.ParseCertificate(der)
 	if err != nil {
 		return nil, nil, err
 	}
+	return key, cert, nil
+}
 
+// generateServerCert makes the server's key and certificate, signed by the
+// CA, for the names a local client dials: localhost, 127.0.0.1 and ::1.
+func generateServerCert(caKey *ecdsa.PrivateKey, caCert *x509.Certificate, notBefore, notAfter time.Time) (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, nil, err
+		return tls.Certificate{}, err
 	}
 	serial, err := serialNumber()
 	if err != nil {
-		return nil, nil, err
+		return tls.Certificate{}, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
@@ -73,23 +97,13 @@ func generateTLS() (caPEM []byte, conf *tls.Config, err error) {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
 	if err != nil {
-		return nil, nil, err
+		return tls.Certificate{}, err
 	}
 	leaf, err := x509.ParseCertificate(der)
 	if err != nil {
-		return nil, nil, err
+		return tls.Certificate{}, err
 	}
-
-	caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-	conf = &tls.Config{
-		Certificates: []tls.Certificate{{
-			Certificate: [][]byte{der},
-			PrivateKey:  key,
-			Leaf:        leaf,
-		}},
-		MinVersion: tls.VersionTLS12,
-	}
-	return caPEM, conf, nil
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
 }
 
 // serialNumber is random so that certificates from different runs never
