@@ -22,7 +22,7 @@ func flagdEncode(doc []byte, source string) (string, error) {
 	setMeta, _ := top["metadata"].(map[string]any)
 
 	flags := map[string]any{}
-	add := func(key string, raw any) {
+	addFlag := func(key string, raw any) {
 		def, ok := raw.(map[string]any)
 		if !ok {
 			return // flagd rejects such a file; nothing of it is served
@@ -32,13 +32,13 @@ func flagdEncode(doc []byte, source string) (string, error) {
 	switch fs := top["flags"].(type) {
 	case map[string]any:
 		for k, v := range fs {
-			add(k, v)
+			addFlag(k, v)
 		}
 	case []any:
 		for _, v := range fs {
 			if def, ok := v.(map[string]any); ok {
 				if k, ok := def["key"].(string); ok {
-					add(k, def)
+					addFlag(k, def)
 				}
 			}
 		}

@@ -162,12 +162,12 @@ type Server struct {
 	caPEM   []byte
 	tlsConf *tls.Config
 
-	// life serialises listening and stopping, which wait for the gRPC
+	// lifecycle serialises listening and stopping, which wait for the gRPC
 	// server and must not hold mu while they do: handlers need mu to
 	// unregister their streams.
-	life   sync.Mutex
-	gen    *generation // the running gRPC server, nil while stopped
-	closed bool
+	lifecycle sync.Mutex
+	gen       *generation // the running gRPC server, nil while stopped
+	closed    bool
 
 	mu       sync.Mutex
 	network  string // "tcp" or "unix" once listened
@@ -234,11 +234,11 @@ func New(opts ...Option) (*Server, error) {
 			if err != nil {
 				return nil, fmt.Errorf("syncserver: source %s: %w", src.name, err)
 			}
-			s.store.set(src.name, append([]string{}, src.aliases...), flags)
+			s.store.setSource(src.name, append([]string{}, src.aliases...), flags)
 		}
 	} else {
 		for sel, doc := range c.sets {
-			s.sets[sel] = s.payload(doc)
+			s.sets[sel] = s.payloadFor(doc)
 		}
 	}
 	if s.syncCtx, err = toStruct(c.syncCtx); err != nil {
@@ -280,8 +280,8 @@ func (s *Server) ListenUnix(path string) error {
 }
 
 func (s *Server) listen(network, addr string) error {
-	s.life.Lock()
-	defer s.life.Unlock()
+	s.lifecycle.Lock()
+	defer s.lifecycle.Unlock()
 	if s.closed {
 		return ErrClosed
 	}
@@ -425,7 +425,7 @@ func (s *Server) SetFlags(doc []byte) {
 // encodes the set once for all of them. It panics on a server built with
 // [WithSource], whose selectors select from its sources.
 func (s *Server) SetSelectorFlags(selector string, doc []byte) {
-	payload := s.payload(string(doc))
+	payload := s.payloadFor(string(doc))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.store != nil {
@@ -436,7 +436,7 @@ func (s *Server) SetSelectorFlags(selector string, doc []byte) {
 	s.resps[selector] = resp
 	for sub := range s.subs {
 		if sub.selector == selector {
-			sub.push(message{resp: resp})
+			sub.enqueue(message{resp: resp})
 		}
 	}
 }
@@ -463,12 +463,12 @@ func (s *Server) docLocked(selector string) string {
 		return s.sets[selector]
 	}
 	q, _ := parseSelector(selector)
-	return s.store.doc(q)
+	return s.store.document(q)
 }
 
-// payload is what the server sends for a flag document: the document, or
-// flagd's re-encoding of it with WithFlagdEncoding.
-func (s *Server) payload(doc string) string {
+// payloadFor is what the server sends for a flag document: the document,
+// or flagd's re-encoding of it with WithFlagdEncoding.
+func (s *Server) payloadFor(doc string) string {
 	if s.flagdSource == nil {
 		return doc
 	}
@@ -492,8 +492,8 @@ func (s *Server) GoAwayTooManyPings() (int, error) {
 	if s.tlsConf != nil {
 		return 0, errors.New("syncserver: GoAwayTooManyPings is not available with TLS")
 	}
-	s.life.Lock()
-	defer s.life.Unlock()
+	s.lifecycle.Lock()
+	defer s.lifecycle.Unlock()
 	if s.gen == nil {
 		return 0, errors.New("syncserver: not serving")
 	}
@@ -508,7 +508,7 @@ func (s *Server) SendRaw(payload string) {
 	defer s.mu.Unlock()
 	resp := s.newResponse(payload, s.syncCtx)
 	for sub := range s.subs {
-		sub.push(message{resp: resp, raw: true})
+		sub.enqueue(message{resp: resp, raw: true})
 	}
 }
 
@@ -526,7 +526,7 @@ func (s *Server) SetSyncContext(ctx map[string]any) {
 	s.syncCtx = st
 	clear(s.resps)
 	for sub := range s.subs {
-		sub.push(message{resp: s.responseLocked(sub.selector)})
+		sub.enqueue(message{resp: s.responseLocked(sub.selector)})
 	}
 }
 
@@ -556,8 +556,8 @@ func (s *Server) SetStatus(code codes.Code, msg string) {
 // breaks (clients see Unavailable). The configuration stays, so Restart
 // serves the same sets again. Stop on a stopped server does nothing.
 func (s *Server) Stop() {
-	s.life.Lock()
-	defer s.life.Unlock()
+	s.lifecycle.Lock()
+	defer s.lifecycle.Unlock()
 	s.stopLocked()
 }
 
@@ -578,8 +578,8 @@ func (s *Server) stopLocked() {
 // socket path) with the configuration as it is now. A port the previous
 // listener has only just released is retried for a few seconds.
 func (s *Server) Restart() error {
-	s.life.Lock()
-	defer s.life.Unlock()
+	s.lifecycle.Lock()
+	defer s.lifecycle.Unlock()
 	if s.closed {
 		return ErrClosed
 	}
@@ -610,8 +610,8 @@ func (s *Server) Restart() error {
 // still running. Listening afterwards fails with [ErrClosed]. Close may be
 // called more than once.
 func (s *Server) Close() {
-	s.life.Lock()
-	defer s.life.Unlock()
+	s.lifecycle.Lock()
+	defer s.lifecycle.Unlock()
 	s.closed = true
 	s.stopLocked()
 }

@@ -29,11 +29,12 @@ type subscriber struct {
 	wake     chan struct{} // capacity 1: one pending wake-up covers any number of pushes
 }
 
-// push queues m; Server.mu must be held. A set replacing a set that has not
-// been sent yet takes its place, since a client only needs the latest one,
-// which keeps the queue short for a stalled client. Raw payloads are always
-// kept: a test sending one expects the client to see it.
-func (sub *subscriber) push(m message) {
+// enqueue adds m to the queue and wakes the handler; Server.mu must be
+// held. A set replacing a set that has not been sent yet takes its place,
+// since a client only needs the latest one, which keeps the queue short for
+// a stalled client. Raw payloads are always kept: a test sending one
+// expects the client to see it.
+func (sub *subscriber) enqueue(m message) {
 	if n := len(sub.queue); n > 0 && !m.raw && !sub.queue[n-1].raw {
 		sub.queue[n-1] = m
 	} else {
@@ -59,7 +60,7 @@ func (svc *service) SyncFlags(req *syncv1.SyncFlagsRequest, stream grpc.ServerSt
 		ctx, cancel = context.WithTimeout(ctx, s.streamDeadline)
 		defer cancel()
 	}
-	r := svc.record(ctx, "SyncFlags", req.GetProviderId(), req.GetSelector())
+	r := svc.recordRequest(ctx, "SyncFlags", req.GetProviderId(), req.GetSelector())
 
 	s.mu.Lock()
 	if err := s.checkLocked(r); err != nil {
@@ -69,7 +70,7 @@ func (svc *service) SyncFlags(req *syncv1.SyncFlagsRequest, stream grpc.ServerSt
 	sub := &subscriber{selector: selectorOf(r), wake: make(chan struct{}, 1)}
 	// Queued and registered in one critical section, so no change made
 	// between the first message and registration can be missed.
-	sub.push(message{resp: s.responseLocked(sub.selector)})
+	sub.enqueue(message{resp: s.responseLocked(sub.selector)})
 	s.subs[sub] = struct{}{}
 	s.streamsChangedLocked()
 	s.mu.Unlock()
@@ -110,7 +111,7 @@ func (svc *service) SyncFlags(req *syncv1.SyncFlagsRequest, stream grpc.ServerSt
 
 func (svc *service) FetchAllFlags(ctx context.Context, req *syncv1.FetchAllFlagsRequest) (*syncv1.FetchAllFlagsResponse, error) {
 	s := svc.s
-	r := svc.record(ctx, "FetchAllFlags", req.GetProviderId(), req.GetSelector())
+	r := svc.recordRequest(ctx, "FetchAllFlags", req.GetProviderId(), req.GetSelector())
 	s.mu.Lock()
 	err := s.checkLocked(r)
 	var doc string
@@ -127,7 +128,7 @@ func (svc *service) FetchAllFlags(ctx context.Context, req *syncv1.FetchAllFlags
 // GetMetadata is deprecated in the protocol, but clients still call it.
 func (svc *service) GetMetadata(ctx context.Context, _ *syncv1.GetMetadataRequest) (*syncv1.GetMetadataResponse, error) {
 	s := svc.s
-	svc.record(ctx, "GetMetadata", "", "")
+	svc.recordRequest(ctx, "GetMetadata", "", "")
 	s.mu.Lock()
 	md := s.metadata
 	s.mu.Unlock()
@@ -180,7 +181,7 @@ func selectorOf(r Request) string {
 	return r.Selector
 }
 
-func (svc *service) record(ctx context.Context, method, providerID, selector string) Request {
+func (svc *service) recordRequest(ctx context.Context, method, providerID, selector string) Request {
 	r := Request{
 		Method:     method,
 		ProviderID: providerID,
@@ -188,8 +189,8 @@ func (svc *service) record(ctx context.Context, method, providerID, selector str
 		Time:       time.Now(),
 	}
 	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		r.SelectorHeader = first(md.Get(SelectorHeader))
-		r.Authority = first(md.Get(":authority"))
+		r.SelectorHeader = firstValue(md.Get(SelectorHeader))
+		r.Authority = firstValue(md.Get(":authority"))
 	}
 	svc.s.mu.Lock()
 	if len(svc.s.requests) == maxRequests {
@@ -204,7 +205,7 @@ func (svc *service) record(ctx context.Context, method, providerID, selector str
 	return r
 }
 
-func first(vs []string) string {
+func firstValue(vs []string) string {
 	if len(vs) == 0 {
 		return ""
 	}

@@ -9,7 +9,7 @@ import (
 
 // A stream that is not read must not queue every set it missed: only the
 // latest set between two raw payloads is kept, and every raw payload is.
-func TestPushReplacesUnsentSets(t *testing.T) {
+func TestEnqueueReplacesUnsentSets(t *testing.T) {
 	sub := &subscriber{wake: make(chan struct{}, 1)}
 	for _, m := range []message{
 		{resp: &response{payload: "set1"}},
@@ -19,7 +19,7 @@ func TestPushReplacesUnsentSets(t *testing.T) {
 		{resp: &response{payload: "set3"}},
 		{resp: &response{payload: "set4"}},
 	} {
-		sub.push(m)
+		sub.enqueue(m)
 	}
 	var got []string
 	for _, m := range sub.queue {
@@ -38,7 +38,7 @@ func TestRequestsAreBounded(t *testing.T) {
 	s := newServer(t)
 	svc := &service{s: s}
 	for i := range maxRequests + 1 {
-		svc.record(context.Background(), "GetMetadata", strconv.Itoa(i), "")
+		svc.recordRequest(context.Background(), "GetMetadata", strconv.Itoa(i), "")
 	}
 	got := s.Requests()
 	if len(got) != maxRequests/2+1 {

@@ -73,16 +73,16 @@ func (s *Server) SetSource(name string, doc []byte) error {
 	if s.store == nil {
 		return errors.New("syncserver: SetSource on a server built without WithSource")
 	}
-	s.store.set(name, nil, flags)
-	fresh := make(map[string]*response)
+	s.store.setSource(name, nil, flags)
+	refreshed := make(map[string]*response)
 	for sub := range s.subs {
-		resp, seen := fresh[sub.selector]
+		resp, seen := refreshed[sub.selector]
 		if !seen {
 			resp = s.refreshLocked(sub.selector)
-			fresh[sub.selector] = resp
+			refreshed[sub.selector] = resp
 		}
 		if resp != nil {
-			sub.push(message{resp: resp})
+			sub.enqueue(message{resp: resp})
 		}
 	}
 	return nil
@@ -171,9 +171,9 @@ type flagStore struct {
 	flags   []*storedFlag // sorted by key, then set
 }
 
-// set replaces the flags of the source called name, adding it if there is
-// none; aliases are kept when nil.
-func (st *flagStore) set(name string, aliases []string, flags []storedFlag) {
+// setSource replaces the flags of the source called name, adding it if
+// there is none; aliases are kept when nil.
+func (st *flagStore) setSource(name string, aliases []string, flags []storedFlag) {
 	i := slices.IndexFunc(st.sources, func(src *storeSource) bool { return src.name == name })
 	if i < 0 {
 		i = len(st.sources)
@@ -194,16 +194,18 @@ type flagID struct {
 	set setID
 }
 
+// rebuild recomputes st.flags after a source changed: for each key and
+// flag set, the flag of the last source that has one.
 func (st *flagStore) rebuild() {
-	won := make(map[flagID]*storedFlag)
+	winners := make(map[flagID]*storedFlag)
 	for _, src := range st.sources {
 		for i := range src.flags {
 			f := &src.flags[i]
-			won[flagID{f.key, f.set}] = f
+			winners[flagID{f.key, f.set}] = f
 		}
 	}
 	st.flags = st.flags[:0]
-	for _, f := range won {
+	for _, f := range winners {
 		st.flags = append(st.flags, f)
 	}
 	slices.SortFunc(st.flags, func(a, b *storedFlag) int {
@@ -228,9 +230,9 @@ func (st *flagStore) sourcesNamed(value string) []bool {
 	return named
 }
 
-// doc is the flag document for q: the selected flags, one per key, keys in
-// order.
-func (st *flagStore) doc(q selection) string {
+// document is the flag document for q: the selected flags, one per key,
+// keys in order.
+func (st *flagStore) document(q selection) string {
 	match := func(*storedFlag) bool { return true }
 	switch q.key {
 	case "flagSetId":
@@ -244,7 +246,7 @@ func (st *flagStore) doc(q selection) string {
 	b.WriteString(`{"flags":{`)
 	var pending *storedFlag
 	n := 0
-	write := func() {
+	writePending := func() {
 		if pending == nil {
 			return
 		}
@@ -264,11 +266,11 @@ func (st *flagStore) doc(q selection) string {
 			continue
 		}
 		if pending != nil && pending.key != f.key {
-			write()
+			writePending()
 		}
 		pending = f
 	}
-	write()
+	writePending()
 	b.WriteString(`}}`)
 	return b.String()
 }

@@ -13,9 +13,9 @@ import (
 )
 
 // response is a SyncFlagsResponse shared by every stream it is sent on. A
-// flag set can be hundreds of megabytes and followed by a thousand streams,
-// so it is encoded once, by the first stream to send it, and the others send
-// the same bytes.
+// flag set can be large and followed by many streams, so it is encoded
+// once, by the first stream to send it, and the others send the same
+// bytes.
 type response struct {
 	payload   string
 	syncCtx   *structpb.Struct // shared and never modified
