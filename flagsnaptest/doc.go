@@ -2,9 +2,10 @@
 // from memory, with no file, no server and no waiting.
 //
 // Each call to [Client] or [New] builds a provider of its own, on a
-// [github.com/flagsnap/flagsnap/source.Memory] source, and binds it to an OpenFeature API of its own (the
-// SDK's isolated API), so tests that run in parallel each see their own
-// flags. The provider and the API are shut down when the test ends.
+// [github.com/flagsnap/flagsnap/source.Memory] source, and binds it to an
+// OpenFeature API of its own (the SDK's isolated API), so tests that run
+// in parallel each see their own flags. The provider and the API are shut
+// down when the test ends.
 //
 //	func TestCheckout(t *testing.T) {
 //		t.Parallel()

@@ -17,8 +17,8 @@ import (
 
 // WaitTimeout bounds how long a method, or a call on Source, waits for the
 // client to show the outcome of what it did, and how long Await waits for
-// a state. They return as soon as the client shows it, which takes
-// microseconds: a wait that runs out is a bug, and fails the test.
+// a state. They return as soon as the client shows it, so a wait that runs
+// out is a bug, and fails the test.
 const WaitTimeout = 5 * time.Second
 
 // Client returns an OpenFeature client whose provider serves doc, a flag
@@ -62,13 +62,13 @@ func New(t testing.TB, doc []byte, opts ...flagsnap.Option) *Flags {
 	// after each call, so that the test's calls on Source wait too; and
 	// the provider still sees a *source.Memory, which it names "memory"
 	// in its messages and events.
-	inner := source.NewMemory(doc)
+	providerSource := source.NewMemory(doc)
 	// The memory source comes last, so that it wins over any source in
 	// opts.
 	// The environment stays out: a developer's or a CI machine's FLAGD_*
 	// variables must not change, or break, a test's provider.
-	all := append([]flagsnap.Option{flagsnap.WithoutEnv()}, opts...)
-	provider, err := flagsnap.NewProvider(append(all, flagsnap.WithSource(inner))...)
+	providerOpts := append([]flagsnap.Option{flagsnap.WithoutEnv()}, opts...)
+	provider, err := flagsnap.NewProvider(append(providerOpts, flagsnap.WithSource(providerSource))...)
 	if err != nil {
 		t.Fatalf("flagsnaptest: %v", err)
 	}
@@ -76,7 +76,7 @@ func New(t testing.TB, doc []byte, opts ...flagsnap.Option) *Flags {
 	f := &Flags{t: t, source: source.NewMemory(doc), provider: provider, api: api, client: api.NewClient(), unsettled: &firstError{}}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &relay{f: f, to: inner, ctx: ctx, started: make(chan struct{})}
+	r := &relay{flags: f, providerSource: providerSource, ctx: ctx, started: make(chan struct{})}
 	ran := make(chan struct{})
 	go func() {
 		defer close(ran)
@@ -287,10 +287,10 @@ func (w *watch) until(ctx context.Context, bound time.Duration, what string, wan
 // is not waited for: whether the provider sends one for flags it accepts
 // while READY is not known outside it.
 type relay struct {
-	f       *Flags
-	to      *source.Memory
-	ctx     context.Context // done when the test ends
-	started chan struct{}   // closed once the first document has come
+	flags          *Flags
+	providerSource *source.Memory
+	ctx            context.Context // done when the test ends
+	started        chan struct{}   // closed once the first document has come
 }
 
 var _ source.Sink = (*relay)(nil)
@@ -304,9 +304,9 @@ func (r *relay) Update(u source.Update) error {
 		close(r.started)
 		return nil
 	}
-	w := r.f.watch()
+	w := r.flags.watch()
 	defer w.stop()
-	err := r.to.Set(u.Flags)
+	err := r.providerSource.Set(u.Flags)
 	if err != nil {
 		// The provider's source says which call failed; the test's will
 		// say it again.
@@ -314,29 +314,29 @@ func (r *relay) Update(u source.Update) error {
 			err = inner
 		}
 		// A rejected flag set is an ERROR, whatever the state before.
-		r.settle(w, fmt.Sprintf("the provider rejected the flags (%v)", err), "ERROR", openfeature.ErrorState)
+		r.awaitOutcome(w, fmt.Sprintf("the provider rejected the flags (%v)", err), "ERROR", openfeature.ErrorState)
 		return err
 	}
 	// Accepted flags are READY: at once if the client was READY already,
 	// else after the provider's READY event.
-	r.settle(w, "the provider accepted the flags", "READY", openfeature.ReadyState)
+	r.awaitOutcome(w, "the provider accepted the flags", "READY", openfeature.ReadyState)
 	return nil
 }
 
 func (r *relay) Lost(err error) {
-	before := r.f.client.State()
-	w := r.f.watch()
+	before := r.flags.client.State()
+	w := r.flags.watch()
 	defer w.stop()
-	r.to.Lost(err)
+	r.providerSource.Lost(err)
 	var tooLarge *source.MessageTooLargeError
 	switch {
 	case errors.As(err, &tooLarge):
 		// A flag set too large to take is an error at once, as a
 		// rejected one.
-		r.settle(w, fmt.Sprintf("the source refused a flag set (%v)", err), "ERROR", openfeature.ErrorState)
+		r.awaitOutcome(w, fmt.Sprintf("the source refused a flag set (%v)", err), "ERROR", openfeature.ErrorState)
 	case before == openfeature.ReadyState:
 		// The grace period may be so short that ERROR follows at once.
-		r.settle(w, fmt.Sprintf("the source was lost (%v)", err), "STALE or ERROR", openfeature.StaleState, openfeature.ErrorState)
+		r.awaitOutcome(w, fmt.Sprintf("the source was lost (%v)", err), "STALE or ERROR", openfeature.StaleState, openfeature.ErrorState)
 	}
 	// A STALE or ERROR client stays as it is: the provider sends nothing.
 }
@@ -344,8 +344,11 @@ func (r *relay) Lost(err error) {
 // Fatal is never called: a memory source does not give up.
 func (r *relay) Fatal(error) {}
 
-func (r *relay) settle(w *watch, happened, what string, want ...openfeature.State) {
+// awaitOutcome waits until the client is in one of want after happened
+// (what names them), and keeps the reason for the test when it is not:
+// the call on the source that waits has no test to fail.
+func (r *relay) awaitOutcome(w *watch, happened, what string, want ...openfeature.State) {
 	if err := w.until(r.ctx, WaitTimeout, what, want...); err != nil {
-		r.f.setUnsettled(fmt.Errorf("%s, but %w", happened, err))
+		r.flags.setUnsettled(fmt.Errorf("%s, but %w", happened, err))
 	}
 }
