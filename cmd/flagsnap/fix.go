@@ -21,10 +21,10 @@ import (
 // so that a file of many problems costs no more per problem than a file of
 // few.
 type fixer struct {
-	doc        any
-	keys       map[string][]int          // entries of an array of flags, by key
-	kinds      map[string]map[string]int // variants of a flag (its pointer) by type
-	evaluators []string                  // the names in $evaluators, sorted
+	doc          any
+	entriesByKey map[string][]int          // entries of an array of flags, by key
+	variantKinds map[string]map[string]int // variants of a flag (its pointer) by type
+	evaluators   []string                  // the names in $evaluators, sorted
 }
 
 func newFixer(doc any) *fixer { return &fixer{doc: doc} }
@@ -37,7 +37,7 @@ func (fx *fixer) fix(path []string) string {
 		return ""
 	}
 	if len(path) == 2 {
-		return fx.definition(path)
+		return fx.fixDefinition(path)
 	}
 	def, _ := lookup(fx.doc, path[:2]).(map[string]any)
 	if def == nil {
@@ -49,7 +49,7 @@ func (fx *fixer) fix(path []string) string {
 	case len(path) == 3 && last == "variants":
 		return fixVariants(v, written)
 	case len(path) == 4 && path[2] == "variants":
-		return fx.variant(path[:2], def, v)
+		return fx.fixVariant(path[:2], def, v)
 	case len(path) == 3 && last == "defaultVariant":
 		return fixDefault(def, v)
 	case len(path) == 3 && last == "state":
@@ -59,7 +59,7 @@ func (fx *fixer) fix(path []string) string {
 	case path[2] != "targeting" || !written:
 		return ""
 	case last == "$ref":
-		return fx.ref(v)
+		return fx.fixRef(v)
 	}
 	parent, _ := lookup(fx.doc, path[:len(path)-1]).(map[string]any)
 	if len(parent) == 1 {
@@ -83,9 +83,9 @@ func (fx *fixer) fix(path []string) string {
 	return ""
 }
 
-// definition is for a flag's definition as a whole: not an object, or an
-// entry of an array of flags without a key or with another's.
-func (fx *fixer) definition(path []string) string {
+// fixDefinition is for a flag's definition as a whole: not an object, or
+// an entry of an array of flags without a key or with another's.
+func (fx *fixer) fixDefinition(path []string) string {
 	v, ok := lookupOK(fx.doc, path)
 	if !ok {
 		return ""
@@ -102,18 +102,18 @@ func (fx *fixer) definition(path []string) string {
 	if key == "" {
 		return `give the entry a "key", the flag's name`
 	}
-	if fx.keys == nil {
-		fx.keys = map[string][]int{}
+	if fx.entriesByKey == nil {
+		fx.entriesByKey = map[string][]int{}
 		for i, el := range list {
 			if obj, ok := el.(map[string]any); ok {
 				if k, ok := obj["key"].(string); ok {
-					fx.keys[k] = append(fx.keys[k], i)
+					fx.entriesByKey[k] = append(fx.entriesByKey[k], i)
 				}
 			}
 		}
 	}
 	self, _ := strconv.Atoi(path[1])
-	for _, i := range fx.keys[key] {
+	for _, i := range fx.entriesByKey[key] {
 		if i != self {
 			return fmt.Sprintf("rename or remove one of the flags %q: the other is /flags/%d", key, i)
 		}
@@ -134,26 +134,26 @@ func fixVariants(v any, written bool) string {
 	return ""
 }
 
-// variant is for one variant: a number out of range, or a type that is not
-// the others'. flag is the flag's path.
-func (fx *fixer) variant(flag []string, def map[string]any, v any) string {
+// fixVariant is for one variant: a number out of range, or a type that is
+// not the others'. flag is the flag's path.
+func (fx *fixer) fixVariant(flag []string, def map[string]any, v any) string {
 	if n, ok := v.(json.Number); ok {
 		if f, err := strconv.ParseFloat(string(n), 64); err != nil || math.IsInf(f, 0) {
 			return "write a number within ±1.7976931348623157e308"
 		}
 	}
 	ptr := "/" + strings.Join(flag, "/")
-	count := fx.kinds[ptr]
+	count := fx.variantKinds[ptr]
 	if count == nil {
 		count = map[string]int{}
 		variants, _ := def["variants"].(map[string]any)
 		for _, x := range variants {
 			count[kindOf(x)]++
 		}
-		if fx.kinds == nil {
-			fx.kinds = map[string]map[string]int{}
+		if fx.variantKinds == nil {
+			fx.variantKinds = map[string]map[string]int{}
 		}
-		fx.kinds[ptr] = count
+		fx.variantKinds[ptr] = count
 	}
 	if len(count) < 2 {
 		return ""
@@ -215,9 +215,9 @@ func fixDefault(def map[string]any, v any) string {
 	return "use one of the variants: " + quoteList(names)
 }
 
-// ref is for a $ref: one that names no entry of $evaluators, or an entry
-// that is not an object used beside other members.
-func (fx *fixer) ref(v any) string {
+// fixRef is for a $ref: one that names no entry of $evaluators, or an
+// entry that is not an object used beside other members.
+func (fx *fixer) fixRef(v any) string {
 	name, ok := v.(string)
 	if !ok {
 		return ""
@@ -278,7 +278,7 @@ func fixWeights(v any) string {
 	if len(weights) == 0 {
 		return ""
 	}
-	whole := func(scale *big.Rat) ([]string, bool) {
+	wholeAtScale := func(scale *big.Rat) ([]string, bool) {
 		out := make([]string, len(weights))
 		sum := new(big.Int)
 		for i, w := range weights {
@@ -293,11 +293,11 @@ func fixWeights(v any) string {
 		}
 		return out, sum.IsInt64() && sum.Int64() <= fractional.MaxWeight
 	}
-	if _, ok := whole(big.NewRat(1, 1)); ok {
+	if _, ok := wholeAtScale(big.NewRat(1, 1)); ok {
 		return ""
 	}
 	for _, scale := range []int64{2, 4, 5, 10, 20, 100, 1000, 10000} {
-		if ws, ok := whole(big.NewRat(scale, 1)); ok {
+		if ws, ok := wholeAtScale(big.NewRat(scale, 1)); ok {
 			return fmt.Sprintf("use whole numbers in the same proportions: %s (×%d)", strings.Join(ws, ", "), scale)
 		}
 	}
@@ -310,7 +310,7 @@ func fixWeights(v any) string {
 		gcd.GCD(nil, nil, gcd, new(big.Int).Abs(w.Num()))
 	}
 	if gcd.Cmp(big.NewInt(1)) > 0 {
-		if ws, ok := whole(new(big.Rat).SetFrac(big.NewInt(1), gcd)); ok {
+		if ws, ok := wholeAtScale(new(big.Rat).SetFrac(big.NewInt(1), gcd)); ok {
 			return fmt.Sprintf("use smaller weights in the same proportions: %s (÷%s)", strings.Join(ws, ", "), gcd)
 		}
 	}
@@ -362,14 +362,14 @@ var operatorNames = []string{
 // candidates, get no suggestion.
 func nearest(name string, candidates []string) string {
 	const longest, most = 64, 1024
-	norm := func(s string) string { return separators.Replace(strings.ToLower(s)) }
-	n := norm(name)
+	normalize := func(s string) string { return separators.Replace(strings.ToLower(s)) }
+	n := normalize(name)
 	if len(n) > longest || len(candidates) > most {
 		return ""
 	}
 	best, bestDist, ties := "", len(n), 0
 	for _, c := range candidates {
-		c2 := norm(c)
+		c2 := normalize(c)
 		if diff := max(len(c2), len(n)) - min(len(c2), len(n)); diff > 0 && 4*diff >= len(n) {
 			continue // at least diff edits away: too far to count
 		}

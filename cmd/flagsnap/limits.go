@@ -37,8 +37,9 @@ func nestsDeeper(data []byte, limit int) bool {
 	return false
 }
 
-// aliasFactor is how many times the values written its aliases must make a
-// YAML document for validate to blame them when the decoder refuses it.
+// aliasFactor bounds the growth validate puts down to aliases: when the
+// decoder refuses a YAML document whose aliases, expanded, make it more
+// than aliasFactor times the values written, the aliases are to blame.
 const aliasFactor = 10
 
 // aliasExpansion counts the values of a YAML document as written and as
@@ -54,8 +55,8 @@ func aliasExpansion(data []byte) (written, expanded int64, ok bool) {
 	sizes := map[*yaml.Node]int64{} // of the anchored nodes counted
 	busy := map[*yaml.Node]bool{}   // anchored nodes being counted
 	ok = true
-	var count func(n *yaml.Node) int64
-	count = func(n *yaml.Node) int64 {
+	var expandedSize func(n *yaml.Node) int64
+	expandedSize = func(n *yaml.Node) int64 {
 		if n.Kind == yaml.AliasNode {
 			if n.Alias == nil {
 				return 1
@@ -77,7 +78,7 @@ func aliasExpansion(data []byte) (written, expanded int64, ok bool) {
 		written++
 		size := int64(1)
 		for _, c := range n.Content {
-			size = min(size+count(c), saturated)
+			size = min(size+expandedSize(c), saturated)
 		}
 		if n.Anchor != "" {
 			delete(busy, n)
@@ -85,11 +86,11 @@ func aliasExpansion(data []byte) (written, expanded int64, ok bool) {
 		}
 		return size
 	}
-	expanded = count(&doc)
+	expanded = expandedSize(&doc)
 	return written, expanded, ok
 }
 
-// countOf spells a count with its thousands separated.
-func countOf(n int64) string {
+// formatCount spells a count with its thousands separated.
+func formatCount(n int64) string {
 	return englishPrinter.Sprintf("%d", n)
 }

@@ -43,9 +43,9 @@ type srcNode struct {
 	// pointer goes through it; the last of a repeated key, as the
 	// evaluator reads it.
 	byKey map[string]int
-	// str is the value of a string written as the member "key": the key
-	// of an entry of an array of flags.
-	str string
+	// keyValue is the value of a string written as the member "key": the
+	// key of an entry of an array of flags.
+	keyValue string
 }
 
 // srcEdge leads from a value to one of its members or elements.
@@ -56,8 +56,9 @@ type srcEdge struct {
 	merge bool // a YAML merge key ("<<"), whose mappings lend their members
 }
 
-// wide is the number of members from which an object is indexed.
-const wide = 16
+// minIndexedMembers is the number of members from which an object is
+// indexed by key rather than searched.
+const minIndexedMembers = 16
 
 // bom is the UTF-8 byte order mark the evaluator accepts before a document.
 const bom = "\xef\xbb\xbf"
@@ -116,7 +117,7 @@ func (m *sourceMap) flagOf(ptr string) string {
 		return tok
 	}
 	if key := def.node.child("key"); key != nil {
-		return key.node.str
+		return key.node.keyValue
 	}
 	return ""
 }
@@ -155,7 +156,7 @@ func (n *srcNode) child(tok string) *srcEdge {
 // members the mapping takes from others, as the YAML decoder does (within
 // bounds: merged mappings may merge others in turn, or themselves).
 func (n *srcNode) member(key string, merges int) *srcEdge {
-	if len(n.kids) >= wide {
+	if len(n.kids) >= minIndexedMembers {
 		if n.byKey == nil {
 			n.byKey = make(map[string]int, len(n.kids))
 			for i, e := range n.kids {
@@ -247,7 +248,7 @@ func walkJSON(data []byte) *srcNode {
 				return nil, false
 			}
 			if s, isStr := scalar.(string); isStr && e.key == "key" {
-				e.node.str = s
+				e.node.keyValue = s
 			}
 		}
 		_, err = dec.Token() // the closing delimiter
@@ -294,7 +295,7 @@ func walkYAML(data []byte) *srcNode {
 				e := srcEdge{key: k.Value, at: pos{k.Line, k.Column}, node: walk(v, depth+1),
 					merge: k.Tag == "!!merge"}
 				if k.Value == "key" && v.Kind == yaml.ScalarNode {
-					e.node.str = v.Value
+					e.node.keyValue = v.Value
 				}
 				s.kids = append(s.kids, e)
 			}

@@ -31,9 +31,9 @@ var englishPrinter = message.NewPrinter(language.English)
 
 // The schemas flagd publishes: the flag file's, and the targeting rule's,
 // which the flag file's refers to for every rule.
-var flagsSchema, targetingSchema = schemas()
+var flagsSchema, targetingSchema = lazySchemas()
 
-func schemas() (flags, targeting func() (*jsonschema.Schema, error)) {
+func lazySchemas() (flags, targeting func() (*jsonschema.Schema, error)) {
 	compiler := sync.OnceValues(func() (*jsonschema.Compiler, error) {
 		c := jsonschema.NewCompiler()
 		for url, text := range map[string]string{
@@ -73,9 +73,9 @@ type schemaViolation struct {
 
 // maxSchemaDepth is the deepest nesting of a rule checked against the
 // schema. The validator's work at each level of a rule grows with the
-// depth (every alternative tried records its whole path), so that a rule
-// nested thousands of levels deep, which the provider loads in an instant,
-// would take minutes and gigabytes. Real rules nest a dozen levels.
+// depth (every alternative tried records its whole path), so a rule the
+// provider loads easily could be far too costly to check; real rules stay
+// well within the bound.
 const maxSchemaDepth = 64
 
 // checkSchema validates a decoded document (schemaInstance) against
@@ -100,7 +100,7 @@ func checkSchema(doc any) (violations []schemaViolation, skipped []string, err e
 	}
 	rest, rules := splitRules(doc)
 	seen := map[schemaViolation]bool{}
-	add := func(prefix string, vs []schemaViolation) {
+	addNew := func(prefix string, vs []schemaViolation) {
 		for _, v := range vs {
 			v.pointer = prefix + v.pointer
 			if !seen[v] {
@@ -109,28 +109,28 @@ func checkSchema(doc any) (violations []schemaViolation, skipped []string, err e
 			}
 		}
 	}
-	vs, err := violationsOf(sch, rest, isFlag)
+	vs, err := violationsOf(sch, rest, isFlagDefinition)
 	if err != nil {
 		return nil, nil, err
 	}
-	add("", vs)
+	addNew("", vs)
 	checked := map[string][]schemaViolation{} // by the rule's JSON encoding
 	for _, r := range rules {
-		if deeper(r.rule, maxSchemaDepth) {
+		if nestsDeeperThan(r.value, maxSchemaDepth) {
 			skipped = append(skipped, r.pointer)
 			continue
 		}
-		key, keyErr := json.Marshal(r.rule) // object keys sorted: equal rules, equal keys
+		key, keyErr := json.Marshal(r.value) // object keys sorted: equal rules, equal keys
 		vs, done := checked[string(key)]
 		if !done || keyErr != nil {
-			if vs, err = violationsOf(ruleSch, r.rule, notFlag); err != nil {
+			if vs, err = violationsOf(ruleSch, r.value, neverByType); err != nil {
 				return nil, nil, err
 			}
 			if keyErr == nil {
 				checked[string(key)] = vs
 			}
 		}
-		add(r.pointer, vs)
+		addNew(r.pointer, vs)
 	}
 	sort.SliceStable(violations, func(i, j int) bool { return violations[i].pointer < violations[j].pointer })
 	slices.Sort(skipped)
@@ -156,15 +156,15 @@ func violationsOf(sch *jsonschema.Schema, v any, byType func(*jsonschema.Validat
 	return out, nil
 }
 
-// rule is a targeting rule of a document, where it is.
-type rule struct {
+// locatedRule is a targeting rule of a document and its pointer.
+type locatedRule struct {
 	pointer string
-	rule    any
+	value   any
 }
 
 // splitRules is the document with every rule replaced by the empty rule,
 // which the schema accepts, and the rules. doc is not modified.
-func splitRules(doc any) (rest any, rules []rule) {
+func splitRules(doc any) (rest any, rules []locatedRule) {
 	top, ok := doc.(map[string]any)
 	if !ok {
 		return doc, nil
@@ -181,7 +181,7 @@ func splitRules(doc any) (rest any, rules []rule) {
 				obj = maps.Clone(obj)
 				obj["targeting"] = map[string]any{}
 				flags[key] = obj
-				rules = append(rules, rule{"/flags/" + escapePointer(key) + "/targeting", r})
+				rules = append(rules, locatedRule{"/flags/" + escapePointer(key) + "/targeting", r})
 			}
 		}
 		top["flags"] = flags
@@ -193,24 +193,24 @@ func splitRules(doc any) (rest any, rules []rule) {
 				continue // the schema refuses the name, not the rule
 			}
 			evs[name] = map[string]any{}
-			rules = append(rules, rule{"/$evaluators/" + escapePointer(name), r})
+			rules = append(rules, locatedRule{"/$evaluators/" + escapePointer(name), r})
 		}
 		top["$evaluators"] = evs
 	}
 	return top, rules
 }
 
-// deeper reports whether v nests more than levels objects and arrays
-// deep. It looks no deeper than that, so its cost is bounded by the size
-// of the document.
-func deeper(v any, levels int) bool {
+// nestsDeeperThan reports whether v nests more than levels objects and
+// arrays deep. It looks no deeper than that, so its cost is bounded by the
+// size of the document.
+func nestsDeeperThan(v any, levels int) bool {
 	switch t := v.(type) {
 	case map[string]any:
 		if levels == 0 {
 			return true
 		}
 		for _, el := range t {
-			if deeper(el, levels-1) {
+			if nestsDeeperThan(el, levels-1) {
 				return true
 			}
 		}
@@ -219,7 +219,7 @@ func deeper(v any, levels int) bool {
 			return true
 		}
 		for _, el := range t {
-			if deeper(el, levels-1) {
+			if nestsDeeperThan(el, levels-1) {
 				return true
 			}
 		}
@@ -268,12 +268,15 @@ func innermost(e *jsonschema.ValidationError, byType func(*jsonschema.Validation
 	return out
 }
 
-// isFlag tells the failures of a flag definition in a flag document.
-func isFlag(e *jsonschema.ValidationError) bool {
+// isFlagDefinition tells the failures of a flag definition in a flag
+// document, whose type is to be found by the fewest failures.
+func isFlagDefinition(e *jsonschema.ValidationError) bool {
 	return len(e.InstanceLocation) == 2 && e.InstanceLocation[0] == "flags"
 }
 
-func notFlag(*jsonschema.ValidationError) bool { return false }
+// neverByType is byType for a rule checked on its own, in which no
+// alternative is a flag's type.
+func neverByType(*jsonschema.ValidationError) bool { return false }
 
 func pointerOf(tokens []string) string {
 	var b strings.Builder

@@ -215,7 +215,7 @@ func checkDocument(data []byte) ([]problem, int) {
 		if errors.As(err, &de) {
 			p.Path = de.Pointer()
 		}
-		p.Line, p.Column = posOf(src.find(p.Path))
+		p.Line, p.Column = lineColumn(src.find(p.Path))
 		return append([]problem{p}, schemaProblems(doc, docErr, src, nil)...), 0
 	}
 	var out []problem
@@ -226,7 +226,7 @@ func checkDocument(data []byte) ([]problem, int) {
 	for _, w := range logged.records {
 		p := problem{Severity: "warning", Flag: w.flag, Path: w.pointer, Message: w.msg, Source: "flagsnap",
 			Fix: fx.fix(splitPointer(w.pointer))}
-		p.Line, p.Column = posOf(src.find(w.pointer))
+		p.Line, p.Column = lineColumn(src.find(w.pointer))
 		out = append(out, p)
 	}
 	out = append(out, schemaProblems(doc, docErr, src, out)...)
@@ -249,7 +249,7 @@ func syntaxProblem(data []byte, se *evaluator.SyntaxError) problem {
 		}
 	case "YAML":
 		if written, expanded, ok := aliasExpansion(data); ok && expanded > aliasFactor*written {
-			p.Fix = fmt.Sprintf("use fewer aliases: expanded, they turn the %d values written into %s, and the YAML decoder refuses a document made mostly of expanded aliases", written, countOf(expanded))
+			p.Fix = fmt.Sprintf("use fewer aliases: expanded, they turn the %d values written into %s, and the YAML decoder refuses a document made mostly of expanded aliases", written, formatCount(expanded))
 		}
 	}
 	return p
@@ -265,13 +265,13 @@ func flagProblem(src *sourceMap, fx *fixer, fp evaluator.FlagProblem) problem {
 		msg = ce.Msg
 	}
 	p := problem{Severity: "error", Flag: fp.Flag, Path: fp.Pointer(), Message: msg, Source: "flagsnap", Fix: fx.fix(fp.Path)}
-	p.Line, p.Column = posOf(src.find(p.Path))
+	p.Line, p.Column = lineColumn(src.find(p.Path))
 	return p
 }
 
-// allTheSame is what a schema warning adds when flagd evaluates the part it
-// is about all the same, so that nobody "fixes" a flag that works.
-const allTheSame = " (flagd evaluates this all the same)"
+// allTheSameNote is what a schema warning adds when flagd evaluates the
+// part it is about all the same, so that nobody "fixes" a flag that works.
+const allTheSameNote = " (flagd evaluates this all the same)"
 
 // schemaProblems are the schema's violations, as warnings. found are the
 // problems found so far, for evaluatedAllTheSame.
@@ -297,15 +297,15 @@ func schemaProblems(doc any, docErr error, src *sourceMap, found []problem) []pr
 	for _, ptr := range skipped {
 		p := problem{Severity: "warning", Flag: src.flagOf(ptr), Path: ptr, Source: "schema",
 			Message: fmt.Sprintf("not checked: the rule nests more than %d levels deep, further than this check follows", maxSchemaDepth)}
-		p.Line, p.Column = posOf(src.find(ptr))
+		p.Line, p.Column = lineColumn(src.find(ptr))
 		out = append(out, p)
 	}
 	for _, v := range violations {
 		p := problem{Severity: "warning", Flag: src.flagOf(v.pointer), Path: v.pointer, Source: "schema", Message: v.msg}
 		if evaluatedAllTheSame(v, doc, ruleErrors[ruleOf(v.pointer)]) {
-			p.Message += allTheSame
+			p.Message += allTheSameNote
 		}
-		p.Line, p.Column = posOf(src.find(v.pointer))
+		p.Line, p.Column = lineColumn(src.find(v.pointer))
 		out = append(out, p)
 	}
 	return out
@@ -350,7 +350,7 @@ func ruleOf(ptr string) string {
 	return "/flags/" + escapePointer(tok[1]) + "/targeting"
 }
 
-func posOf(p pos) (int, int) { return p.line, p.column }
+func lineColumn(p pos) (int, int) { return p.line, p.column }
 
 // loadLog keeps the warnings the evaluator logs while loading: ignored
 // metadata, a state that is neither ENABLED nor DISABLED, deprecated
