@@ -47,7 +47,7 @@ func (c *cmd) eval(args []string) int {
 	}
 	path, key := pos[0], pos[1]
 	if *typ != "" {
-		if err := oneOf("type", *typ, types...); err != nil {
+		if err := oneOf("type", *typ, typeNames...); err != nil {
 			return c.fail(exitBadInput, "%v", err)
 		}
 	}
@@ -83,23 +83,28 @@ func (c *cmd) eval(args []string) int {
 		}
 		tree = &x
 	}
-	if *format == "json" {
-		out := struct {
-			Flag string `json:"flag"`
-			result
-			Explanation *evaluator.Explanation `json:"explanation,omitempty"`
-		}{key, r, tree}
-		writeJSON(c.stdout, out)
-	} else {
-		printResult(c.stdout, r)
-		if tree != nil {
-			fmt.Fprintf(c.stdout, "\n%s", tree)
-		}
-	}
+	writeEval(c.stdout, *format, key, r, tree)
 	if r.Error != "" {
 		return exitNegative
 	}
 	return exitOK
+}
+
+// writeEval writes the resolution of key, and its explanation when there
+// is one, in format.
+func writeEval(w io.Writer, format, key string, r result, tree *evaluator.Explanation) {
+	if format == "json" {
+		writeJSON(w, struct {
+			Flag string `json:"flag"`
+			result
+			Explanation *evaluator.Explanation `json:"explanation,omitempty"`
+		}{key, r, tree})
+		return
+	}
+	printResult(w, r)
+	if tree != nil {
+		fmt.Fprintf(w, "\n%s", tree)
+	}
 }
 
 func printResult(w io.Writer, r result) {

@@ -98,9 +98,9 @@ func resultOf[T any](r evaluator.Resolution[T], typ string) result {
 	return out
 }
 
-// types are the accepted --type values, in the order a flag without one is
-// tried.
-var types = []string{"bool", "string", "int", "float", "object"}
+// typeNames are the accepted --type values, in the order a flag without
+// one is tried.
+var typeNames = []string{"bool", "string", "int", "float", "object"}
 
 // resolve resolves key as typ with the typed accessors the provider uses.
 // The caller's default is the type's zero value.

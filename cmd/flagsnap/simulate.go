@@ -44,7 +44,7 @@ Example:
   flagsnap simulate flags.json banner-color --users 100000 --against-fractional v3
 `
 
-// otherLabel names outcomes without a variant in tables and charts.
+// Labels of the outcomes without a variant, in tables and charts.
 const (
 	labelDefault  = "(default)"
 	labelDisabled = "(disabled)"
@@ -55,7 +55,7 @@ type simOptions struct {
 	key          string
 	users        int
 	template     string
-	base         map[string]any
+	baseContext  map[string]any
 }
 
 // simulation is the outcome of a run: how many users get each outcome and,
@@ -102,16 +102,16 @@ func (c *cmd) simulate(ctx context.Context, args []string) int {
 	if !ok {
 		return status
 	}
-	run, err := f.check(pos[0], pos[1])
+	run, err := f.toRun(pos[0], pos[1])
 	if err == nil {
-		err = run.load()
+		err = run.loadFlagSets()
 	}
 	if err != nil {
 		return c.fail(exitBadInput, "%v", err)
 	}
 	p := newProgress(c.stderr, run.users)
 	sim, err := simulateUsers(ctx, run.simOptions, p.update)
-	p.done()
+	p.finish()
 	if err != nil {
 		return c.fail(exitInterrupted, "%v", err)
 	}
@@ -136,9 +136,10 @@ func (c *cmd) simulate(ctx context.Context, args []string) int {
 	return exitOK
 }
 
-// check turns the options into a run; the files are read afterwards (see
-// load), so that a mistyped option is reported without waiting for them.
-func (f *simFlags) check(path, key string) (*simRun, error) {
+// toRun checks the options and turns them into a run; the files are read
+// afterwards (see loadFlagSets), so that a mistyped option is reported
+// without waiting for them.
+func (f *simFlags) toRun(path, key string) (*simRun, error) {
 	if f.users < 1 {
 		return nil, fmt.Errorf("--users must be at least 1, not %d", f.users)
 	}
@@ -163,15 +164,15 @@ func (f *simFlags) check(path, key string) (*simRun, error) {
 		r.otherPath = cmp.Or(f.against, path)
 	}
 	r.simOptions = simOptions{key: key, users: f.users, template: f.template}
-	if r.base, err = readContext(f.inline, ""); err != nil {
+	if r.baseContext, err = readContext(f.inline, ""); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// load reads the flag file, and the one to compare with, each under its
-// bucketing version.
-func (r *simRun) load() error {
+// loadFlagSets reads the flag file, and the one to compare with, each
+// under its bucketing version.
+func (r *simRun) loadFlagSets() error {
 	var err error
 	if _, r.set, err = loadFlags(r.path, evaluator.WithFractionalVersion(r.version)); err != nil {
 		return err
@@ -199,7 +200,7 @@ func simulateUsers(ctx context.Context, o simOptions, progress func(done int)) (
 	if o.against != nil {
 		sim.transitions = map[[2]string]int{}
 	}
-	evalCtx := userContext(o.base, o.template, 0)
+	evalCtx := userContext(o.baseContext, o.template, 0)
 	for i := range o.users {
 		if i%1024 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -242,9 +243,9 @@ type simReport struct {
 	Variants   []variantRow `json:"variants"`
 	// Weighted says whether the weights of a fractional rule were found;
 	// without them there is no expected share and no test.
-	Weighted  bool       `json:"weighted"`
-	ChiSquare *chiSquare `json:"chiSquare,omitempty"`
-	Against   *against   `json:"against,omitempty"`
+	Weighted  bool           `json:"weighted"`
+	ChiSquare *chiSquare     `json:"chiSquare,omitempty"`
+	Against   *againstReport `json:"against,omitempty"`
 }
 
 type variantRow struct {
@@ -263,7 +264,7 @@ type chiSquare struct {
 	PValue           float64 `json:"pValue"`
 }
 
-type against struct {
+type againstReport struct {
 	File        string       `json:"file"`
 	Fractional  string       `json:"fractional"`
 	Changed     int          `json:"changed"`
@@ -280,34 +281,40 @@ type transition struct {
 }
 
 func newSimReport(o simOptions, sim simulation) *simReport {
-	weights := configuredWeights(o.set, o.key, o.base, o.template)
+	weights := configuredWeights(o.set, o.key, o.baseContext, o.template)
 	rep := &simReport{Flag: o.key, Users: o.users, Weighted: len(weights) > 0}
-	rep.Variants = rows(sim.counts, weights, o.users)
+	rep.Variants = outcomeRows(sim.counts, weights, o.users)
 	if rep.Weighted {
 		rep.ChiSquare = chiSquareTest(rep.Variants, o.users)
 	}
 	if o.against != nil {
-		a := &against{}
-		other := map[string]int{}
-		for t, n := range sim.transitions {
-			other[t[1]] += n
-			if t[0] != t[1] {
-				a.Changed += n
-			}
-		}
-		a.ChangedPct = float64(a.Changed) / float64(o.users)
-		otherWeights := configuredWeights(o.against, o.key, o.base, o.template)
-		a.Variants, a.Weighted = rows(other, otherWeights, o.users), len(otherWeights) > 0
-		for _, from := range rep.Variants {
-			for _, to := range a.Variants {
-				if n := sim.transitions[[2]string{from.Variant, to.Variant}]; n > 0 {
-					a.Transitions = append(a.Transitions, transition{From: from.Variant, To: to.Variant, Users: n})
-				}
-			}
-		}
-		rep.Against = a
+		rep.Against = newAgainstReport(o, sim, rep.Variants)
 	}
 	return rep
+}
+
+// newAgainstReport is the comparison with the other flag set: its outcomes,
+// the users who changed, and the transitions between rows and its own rows.
+func newAgainstReport(o simOptions, sim simulation, rows []variantRow) *againstReport {
+	a := &againstReport{}
+	other := map[string]int{}
+	for t, n := range sim.transitions {
+		other[t[1]] += n
+		if t[0] != t[1] {
+			a.Changed += n
+		}
+	}
+	a.ChangedPct = float64(a.Changed) / float64(o.users)
+	otherWeights := configuredWeights(o.against, o.key, o.baseContext, o.template)
+	a.Variants, a.Weighted = outcomeRows(other, otherWeights, o.users), len(otherWeights) > 0
+	for _, from := range rows {
+		for _, to := range a.Variants {
+			if n := sim.transitions[[2]string{from.Variant, to.Variant}]; n > 0 {
+				a.Transitions = append(a.Transitions, transition{From: from.Variant, To: to.Variant, Users: n})
+			}
+		}
+	}
+	return a
 }
 
 // weight is one bucket of a fractional rule.
@@ -316,9 +323,9 @@ type weight struct {
 	share   float64
 }
 
-// rows lists the variants of the split in its order, then any other
-// outcome by decreasing count.
-func rows(counts map[string]int, weights []weight, users int) []variantRow {
+// outcomeRows lists the variants of the split in its order, then any
+// other outcome by decreasing count.
+func outcomeRows(counts map[string]int, weights []weight, users int) []variantRow {
 	var out []variantRow
 	row := map[string]int{} // variant → its index in out
 	for _, w := range weights {
@@ -415,7 +422,7 @@ func printSimulation(w io.Writer, r *simReport) {
 		} else {
 			dof := plural(cs.DegreesOfFreedom, "degree")
 			fmt.Fprintf(w, "chi-square %.2f, %s of freedom, p-value %.3g: %s\n",
-				cs.Statistic, dof, cs.PValue, verdict(cs.PValue))
+				cs.Statistic, dof, cs.PValue, fitVerdict(cs.PValue))
 		}
 	}
 	a := r.Against
@@ -429,7 +436,7 @@ func printSimulation(w io.Writer, r *simReport) {
 	printMatrix(w, r)
 }
 
-func verdict(p float64) string {
+func fitVerdict(p float64) string {
 	if p < 0.001 {
 		return "the shares do not fit the weights"
 	}
@@ -448,9 +455,9 @@ func printRows(w io.Writer, rows []variantRow, weighted bool) {
 	}
 	for _, r := range rows {
 		if weighted {
-			fmt.Fprintf(w, "%-*s  %9s  %6.2f%%  %6.2f%%  %+9.2f  %s\n", width, r.Variant, thousands(r.Users), 100*r.Share, 100*r.Weight, r.Deviation, bar(r.Share))
+			fmt.Fprintf(w, "%-*s  %9s  %6.2f%%  %6.2f%%  %+9.2f  %s\n", width, r.Variant, thousands(r.Users), 100*r.Share, 100*r.Weight, r.Deviation, shareBar(r.Share))
 		} else {
-			fmt.Fprintf(w, "%-*s  %9s  %6.2f%%  %s\n", width, r.Variant, thousands(r.Users), 100*r.Share, bar(r.Share))
+			fmt.Fprintf(w, "%-*s  %9s  %6.2f%%  %s\n", width, r.Variant, thousands(r.Users), 100*r.Share, shareBar(r.Share))
 		}
 	}
 }
@@ -485,9 +492,9 @@ func printMatrix(w io.Writer, r *simReport) {
 	}
 }
 
-// bar draws share (0 to 1) as a bar 50 cells long at 100%, in eighths of a
-// cell.
-func bar(share float64) string {
+// shareBar draws share (0 to 1) as a bar 50 cells long at 100%, in
+// eighths of a cell.
+func shareBar(share float64) string {
 	eighths := int(math.Round(share * 50 * 8))
 	const partial = " ▏▎▍▌▋▊▉"
 	full := strings.Repeat("█", eighths/8)
@@ -558,7 +565,7 @@ func (p *progress) update(done int) {
 	fmt.Fprintf(p.w, "\rsimulating: %3d%% (%s of %s users)", 100*done/p.total, thousands(done), thousands(p.total))
 }
 
-func (p *progress) done() {
+func (p *progress) finish() {
 	if p.shown {
 		fmt.Fprintln(p.w)
 	}

@@ -154,7 +154,7 @@ func TestSimulateWithoutFractional(t *testing.T) {
 	}
 }
 
-func TestRows(t *testing.T) {
+func TestOutcomeRows(t *testing.T) {
 	weights := []weight{{"a", 0.25}, {"b", 0.5}, {"a", 0.25}}
 	counts := map[string]int{"b": 40, "a": 45, labelDefault: 5, "(error GENERAL)": 10}
 	want := []variantRow{
@@ -163,7 +163,7 @@ func TestRows(t *testing.T) {
 		{Variant: "(error GENERAL)", Users: 10, Share: 0.1, Deviation: 10},
 		{Variant: labelDefault, Users: 5, Share: 0.05, Deviation: 5},
 	}
-	got := rows(counts, weights, 100)
+	got := outcomeRows(counts, weights, 100)
 	if len(got) != len(want) {
 		t.Fatalf("rows %+v, want %+v", got, want)
 	}
@@ -319,7 +319,7 @@ func TestProgress(t *testing.T) {
 	p.start = p.start.Add(-2 * time.Second)
 	p.last = p.start
 	p.update(250)
-	p.done()
+	p.finish()
 	if got := b.String(); got != "\rsimulating:  25% (250 of 1,000 users)\n" {
 		t.Errorf("progress %q", got)
 	}

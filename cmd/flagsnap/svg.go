@@ -41,16 +41,16 @@ func writeSVG(out io.Writer, r *simReport) error {
 `, width, height, width, height)
 	fmt.Fprintf(w, `<rect width="100%%" height="100%%" fill="#ffffff"/>
 <text x="%d" y="%d" font-size="15" font-weight="bold">%s</text>
-`, svgMargin, svgMargin+12, esc(fmt.Sprintf("%s in %s: %s users, fractional %s", r.Flag, r.File, thousands(r.Users), r.Fractional)))
+`, svgMargin, svgMargin+12, xmlEscape(fmt.Sprintf("%s in %s: %s users, fractional %s", r.Flag, r.File, thousands(r.Users), r.Fractional)))
 
 	top := svgMargin + 40
 	for i, v := range r.Variants {
 		y := top + i*svgRowH
 		x := svgMargin + svgLabelW
 		fmt.Fprintf(w, `<text x="%d" y="%d" text-anchor="end">%s</text>
-`, x-8, y+15, esc(v.Variant))
+`, x-8, y+15, xmlEscape(v.Variant))
 		fmt.Fprintf(w, `<rect class="bar" data-variant="%s" x="%d" y="%d" width="%.1f" height="%d" fill="%s"><title>%s: %s users, %.2f%%</title></rect>
-`, esc(v.Variant), x, y, v.Share*svgBarArea, svgBarH, palette[i%len(palette)], esc(v.Variant), thousands(v.Users), 100*v.Share)
+`, xmlEscape(v.Variant), x, y, v.Share*svgBarArea, svgBarH, palette[i%len(palette)], xmlEscape(v.Variant), thousands(v.Users), 100*v.Share)
 		label := fmt.Sprintf("%.2f%%", 100*v.Share)
 		if r.Weighted {
 			wx := float64(x) + v.Weight*svgBarArea
@@ -59,20 +59,23 @@ func writeSVG(out io.Writer, r *simReport) error {
 			label += fmt.Sprintf(" (weight %.2f%%)", 100*v.Weight)
 		}
 		fmt.Fprintf(w, `<text x="%d" y="%d">%s</text>
-`, x+svgBarArea+8, y+15, esc(label))
+`, x+svgBarArea+8, y+15, xmlEscape(label))
 	}
 
 	if a := r.Against; a != nil {
-		writeMatrix(w, r, matrixTop)
+		writeSVGMatrix(w, r, matrixTop)
 	}
 	fmt.Fprintln(w, "</svg>")
 	return w.Flush()
 }
 
-func writeMatrix(w io.Writer, r *simReport, top int) {
+// writeSVGMatrix draws the transition matrix of an --against run from
+// top down: a row per variant in FILE, a column per variant in the file
+// compared with.
+func writeSVGMatrix(w io.Writer, r *simReport, top int) {
 	a := r.Against
 	fmt.Fprintf(w, `<text x="%d" y="%d" font-size="15" font-weight="bold">%s</text>
-`, svgMargin, top, esc(fmt.Sprintf("against %s, fractional %s: %.2f%% of users get another variant", a.File, a.Fractional, 100*a.ChangedPct)))
+`, svgMargin, top, xmlEscape(fmt.Sprintf("against %s, fractional %s: %.2f%% of users get another variant", a.File, a.Fractional, 100*a.ChangedPct)))
 	users := map[[2]string]int{}
 	for _, t := range a.Transitions {
 		users[[2]string{t.From, t.To}] = t.Users
@@ -81,26 +84,26 @@ func writeMatrix(w io.Writer, r *simReport, top int) {
 	head := top + 30
 	for j, to := range a.Variants {
 		fmt.Fprintf(w, `<text x="%d" y="%d" text-anchor="middle">%s</text>
-`, left+j*svgCellW+svgCellW/2, head, esc(to.Variant))
+`, left+j*svgCellW+svgCellW/2, head, xmlEscape(to.Variant))
 	}
 	for i, from := range r.Variants {
 		y := head + 10 + i*svgRowH
 		fmt.Fprintf(w, `<text x="%d" y="%d" text-anchor="end">%s</text>
-`, left-8, y+19, esc(from.Variant))
+`, left-8, y+19, xmlEscape(from.Variant))
 		for j, to := range a.Variants {
 			n := users[[2]string{from.Variant, to.Variant}]
 			share := float64(n) / float64(r.Users)
 			x := left + j*svgCellW
 			fmt.Fprintf(w, `<rect class="cell" data-from="%s" data-to="%s" x="%d" y="%d" width="%d" height="%d" fill="#4e79a7" fill-opacity="%.3f" stroke="#cccccc"><title>%s → %s: %s users</title></rect>
-`, esc(from.Variant), esc(to.Variant), x, y, svgCellW, svgRowH, 0.05+0.95*share, esc(from.Variant), esc(to.Variant), thousands(n))
+`, xmlEscape(from.Variant), xmlEscape(to.Variant), x, y, svgCellW, svgRowH, 0.05+0.95*share, xmlEscape(from.Variant), xmlEscape(to.Variant), thousands(n))
 			fmt.Fprintf(w, `<text x="%d" y="%d" text-anchor="middle">%s</text>
 `, x+svgCellW/2, y+19, thousands(n))
 		}
 	}
 }
 
-// esc escapes text for XML content and attribute values.
-func esc(s string) string {
+// xmlEscape escapes text for XML content and attribute values.
+func xmlEscape(s string) string {
 	var b strings.Builder
 	_ = xml.EscapeText(&b, []byte(s))
 	return b.String()
