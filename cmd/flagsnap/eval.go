@@ -34,7 +34,7 @@ Example:
 `
 
 func (c *cmd) eval(args []string) int {
-	fs := c.flags(evalUsage)
+	fs := c.newFlagSet(evalUsage)
 	inline := fs.String("context", "", "evaluation context as a JSON object")
 	file := fs.String("context-file", "", "read the evaluation context from this JSON file")
 	typ := fs.String("type", "", "resolve as bool, string, int, float or object (default: the type of the flag's variants)")
@@ -47,11 +47,11 @@ func (c *cmd) eval(args []string) int {
 	}
 	path, key := pos[0], pos[1]
 	if *typ != "" {
-		if err := oneOf("type", *typ, typeNames...); err != nil {
+		if err := checkOneOf("type", *typ, typeNames...); err != nil {
 			return c.fail(exitBadInput, "%v", err)
 		}
 	}
-	if err := oneOf("format", *format, "text", "json"); err != nil {
+	if err := checkOneOf("format", *format, "text", "json"); err != nil {
 		return c.fail(exitBadInput, "%v", err)
 	}
 	version, err := parseVersion("fractional", *frac)

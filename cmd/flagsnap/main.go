@@ -74,7 +74,7 @@ Run 'flagsnap COMMAND --help' for the options and an example of each.
 type cmd struct {
 	name           string
 	stdout, stderr io.Writer
-	usage          func()
+	printUsage     func()
 }
 
 // fail prints one line to stderr and returns status.
@@ -83,8 +83,9 @@ func (c *cmd) fail(status int, format string, args ...any) int {
 	return status
 }
 
-// flags is a command's option set, with its usage text.
-func (c *cmd) flags(usage string) *flag.FlagSet {
+// newFlagSet makes a command's option set, which prints usage and the
+// options when --help asks for them.
+func (c *cmd) newFlagSet(usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet("flagsnap "+c.name, flag.ContinueOnError)
 	// The flag package's own messages come with the whole usage; a bad
 	// option gets one line instead (see parse).
@@ -92,7 +93,7 @@ func (c *cmd) flags(usage string) *flag.FlagSet {
 	// The flag package calls Usage on every error too; the usage is only
 	// printed when asked for (see parse).
 	fs.Usage = func() {}
-	c.usage = func() {
+	c.printUsage = func() {
 		fmt.Fprint(c.stdout, usage)
 		fmt.Fprintln(c.stdout, "\nOptions:")
 		fs.SetOutput(c.stdout)
@@ -120,7 +121,7 @@ func (c *cmd) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				c.usage()
+				c.printUsage()
 				return nil, errHelp
 			}
 			return nil, fmt.Errorf("%v (see flagsnap %s --help)", err, c.name)
@@ -157,8 +158,8 @@ func (c *cmd) parseExactly(fs *flag.FlagSet, args []string, n int, want string) 
 	return positional, status, ok
 }
 
-// oneOf checks an option's value against the accepted ones.
-func oneOf(option, value string, accepted ...string) error {
+// checkOneOf checks an option's value against the accepted ones.
+func checkOneOf(option, value string, accepted ...string) error {
 	for _, a := range accepted {
 		if value == a {
 			return nil

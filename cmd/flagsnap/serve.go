@@ -60,8 +60,9 @@ func (c contextValues) Set(s string) error {
 	return nil
 }
 
-// served is one watched file, a source of flags under its path as given.
-type served struct {
+// servedFile is one watched file, a source of flags under its path as
+// given.
+type servedFile struct {
 	path string
 	doc  []byte // as read when serve started
 }
@@ -71,7 +72,7 @@ type served struct {
 // only by exactly what followed "file:" in its -f option, which depends on
 // the directory it was started in; serve's user cannot be expected to
 // guess which form a flagd configuration used.
-func (f served) sourceNames() []string {
+func (f servedFile) sourceNames() []string {
 	base := filepath.Base(f.path)
 	names := []string{base, "file:" + base, "file:" + f.path}
 	if abs, err := filepath.Abs(f.path); err == nil {
@@ -101,16 +102,16 @@ func (f *serveFlags) define(fs *flag.FlagSet) {
 
 func (c *cmd) serve(ctx context.Context, args []string) int {
 	var f serveFlags
-	fs := c.flags(serveUsage)
+	fs := c.newFlagSet(serveUsage)
 	f.define(fs)
 	pos, status, ok := c.parseExactly(fs, args, 1, "one FILE")
 	if !ok {
 		return status
 	}
-	files, err := f.files(pos[0], isSet(fs, "addr"))
+	files, err := f.readFiles(pos[0], optionGiven(fs, "addr"))
 	var srv *syncserver.Server
 	if err == nil {
-		srv, err = f.listen(files)
+		srv, err = f.startServer(files)
 	}
 	if err != nil {
 		return c.fail(exitBadInput, "%v", err)
@@ -118,19 +119,19 @@ func (c *cmd) serve(ctx context.Context, args []string) int {
 	defer srv.Close()
 	out := &lockedWriter{w: c.stdout}
 	fmt.Fprintf(out, "serving %s on %s%s\n", files[0].path, srv.Addr(), describeSources(files, f.certFile != ""))
-	return c.watch(ctx, srv, files, out)
+	return c.watchFiles(ctx, srv, files, out)
 }
 
-// files checks the options and reads every file to serve, FILE first: a
-// file that is not a flag set is refused before anything is served.
-func (f *serveFlags) files(file string, addrSet bool) ([]served, error) {
+// readFiles checks the options and reads every file to serve, FILE first:
+// a file that is not a flag set is refused before anything is served.
+func (f *serveFlags) readFiles(file string, addrSet bool) ([]servedFile, error) {
 	if f.socket != "" && addrSet {
 		return nil, errors.New("give --addr or --socket, not both")
 	}
 	if (f.certFile == "") != (f.keyFile == "") {
 		return nil, errors.New("--tls-cert and --tls-key go together")
 	}
-	files := []served{{path: file}}
+	files := []servedFile{{path: file}}
 	if f.selectorDir != "" {
 		more, err := selectorFiles(f.selectorDir)
 		if err != nil {
@@ -138,7 +139,7 @@ func (f *serveFlags) files(file string, addrSet bool) ([]served, error) {
 		}
 		// FILE may be in DIR: served twice, it would override itself.
 		fileInfo, err := os.Stat(file)
-		files = append(files, slices.DeleteFunc(more, func(m served) bool {
+		files = append(files, slices.DeleteFunc(more, func(m servedFile) bool {
 			fi, serr := os.Stat(m.path)
 			return err == nil && serr == nil && os.SameFile(fileInfo, fi)
 		})...)
@@ -152,9 +153,9 @@ func (f *serveFlags) files(file string, addrSet bool) ([]served, error) {
 	return files, nil
 }
 
-// listen starts a server with the files' flags on the address or socket
-// asked for.
-func (f *serveFlags) listen(files []served) (*syncserver.Server, error) {
+// startServer starts a server with the files' flags on the address or
+// socket asked for.
+func (f *serveFlags) startServer(files []servedFile) (*syncserver.Server, error) {
 	opts := []syncserver.Option{syncserver.WithSyncContext(f.syncCtx), syncserver.WithMetadata(f.syncCtx)}
 	for _, file := range files {
 		opts = append(opts, syncserver.WithSource(file.path, file.doc, file.sourceNames()...))
@@ -182,9 +183,9 @@ func (f *serveFlags) listen(files []served) (*syncserver.Server, error) {
 	return srv, nil
 }
 
-// watch pushes every change of the files to the streams until ctx ends,
-// or a watch fails.
-func (c *cmd) watch(ctx context.Context, srv *syncserver.Server, files []served, out io.Writer) int {
+// watchFiles pushes every change of the files to the streams until ctx
+// ends, or watching a file fails.
+func (c *cmd) watchFiles(ctx context.Context, srv *syncserver.Server, files []servedFile, out io.Writer) int {
 	watchCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	failed := make(chan error, len(files))
@@ -218,13 +219,13 @@ func (c *cmd) watch(ctx context.Context, srv *syncserver.Server, files []served,
 	return exitOK
 }
 
-func isSet(fs *flag.FlagSet, name string) bool {
+func optionGiven(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
 }
 
-func describeSources(files []served, tls bool) string {
+func describeSources(files []servedFile, tls bool) string {
 	var b strings.Builder
 	if tls {
 		b.WriteString(" (TLS)")
@@ -240,12 +241,12 @@ func describeSources(files []served, tls bool) string {
 }
 
 // selectorFiles lists the flag files of dir in the order of their names.
-func selectorFiles(dir string) ([]served, error) {
+func selectorFiles(dir string) ([]servedFile, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", dir, readError(err))
 	}
-	var out []served
+	var out []servedFile
 	for _, e := range entries {
 		switch strings.ToLower(filepath.Ext(e.Name())) {
 		case ".json", ".yaml", ".yml":
@@ -255,21 +256,21 @@ func selectorFiles(dir string) ([]served, error) {
 		if !e.Type().IsRegular() && e.Type()&os.ModeSymlink == 0 {
 			continue
 		}
-		out = append(out, served{path: filepath.Join(dir, e.Name())})
+		out = append(out, servedFile{path: filepath.Join(dir, e.Name())})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s holds no .json, .yaml or .yml file", dir)
 	}
-	slices.SortFunc(out, func(a, b served) int { return strings.Compare(a.path, b.path) })
+	slices.SortFunc(out, func(a, b servedFile) int { return strings.Compare(a.path, b.path) })
 	return out, nil
 }
 
 // pusher sends each new version of a file to the streams whose flags it
-// changes.
-// The sync source calls it from one goroutine.
+// changes. The file source calls it from one goroutine, so it needs no
+// lock of its own.
 type pusher struct {
 	srv  *syncserver.Server
-	file served
+	file servedFile
 	out  io.Writer
 	last []byte
 }

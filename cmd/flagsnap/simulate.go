@@ -96,7 +96,7 @@ type simRun struct {
 
 func (c *cmd) simulate(ctx context.Context, args []string) int {
 	var f simFlags
-	fs := c.flags(simulateUsage)
+	fs := c.newFlagSet(simulateUsage)
 	f.define(fs)
 	pos, status, ok := c.parseExactly(fs, args, 2, "FILE and FLAG")
 	if !ok {
@@ -146,7 +146,7 @@ func (f *simFlags) toRun(path, key string) (*simRun, error) {
 	if !strings.Contains(f.template, "{i}") {
 		return nil, fmt.Errorf("--key-template must contain {i}, not %q", f.template)
 	}
-	if err := oneOf("format", f.format, "text", "json", "csv"); err != nil {
+	if err := checkOneOf("format", f.format, "text", "json", "csv"); err != nil {
 		return nil, err
 	}
 	r := &simRun{path: path, format: f.format, svg: f.svg}

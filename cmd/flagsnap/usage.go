@@ -46,8 +46,8 @@ Example:
   flags.json: 2 of 4 flags stale, 1 missing key, since 2026-11-25T05:49:19Z
 `
 
-// stale is one thing a cleanup would remove.
-type stale struct {
+// staleEntry is one thing a cleanup would remove.
+type staleEntry struct {
 	Kind string `json:"kind"` // staleUnused, staleMissing or staleSingle
 	Key  string `json:"key"`
 	// Evaluations of the flag, or of the missing key.
@@ -72,23 +72,23 @@ const (
 var staleOrder = map[string]int{staleUnused: 0, staleMissing: 1, staleSingle: 2}
 
 type usageReport struct {
-	File           string    `json:"file"`
-	Since          time.Time `json:"since"`
-	Flags          int       `json:"flags"`
-	Stale          []stale   `json:"stale"`
-	MissingDropped uint64    `json:"missingDropped,omitempty"`
+	File           string       `json:"file"`
+	Since          time.Time    `json:"since"`
+	Flags          int          `json:"flags"`
+	Stale          []staleEntry `json:"stale"`
+	MissingDropped uint64       `json:"missingDropped,omitempty"`
 	// Unknown are flags of the snapshot that the file does not define.
 	Unknown []string `json:"unknown,omitempty"`
 }
 
 func (c *cmd) usageCmd(args []string) int {
-	fs := c.flags(usageUsage)
+	fs := c.newFlagSet(usageUsage)
 	format := fs.String("format", "text", "output format: text or json")
 	pos, status, ok := c.parseExactly(fs, args, 2, "FLAGS_FILE and USAGE_JSON")
 	if !ok {
 		return status
 	}
-	if err := oneOf("format", *format, "text", "json"); err != nil {
+	if err := checkOneOf("format", *format, "text", "json"); err != nil {
 		return c.fail(exitBadInput, "%v", err)
 	}
 	path := pos[0]
@@ -145,23 +145,23 @@ func readUsage(path string) (flagsnap.Usage, error) {
 
 // staleReport compares the keys of a flag file with a snapshot.
 func staleReport(path string, keys []string, u flagsnap.Usage) usageReport {
-	r := usageReport{File: path, Since: u.Since, Flags: len(keys), MissingDropped: u.MissingDropped, Stale: []stale{}}
+	r := usageReport{File: path, Since: u.Since, Flags: len(keys), MissingDropped: u.MissingDropped, Stale: []staleEntry{}}
 	defined := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		defined[k] = true
 		f, ok := u.Flags[k]
 		switch {
 		case !ok || f.Evaluations == 0:
-			r.Stale = append(r.Stale, stale{Kind: staleUnused, Key: k, NotInSnapshot: !ok})
+			r.Stale = append(r.Stale, staleEntry{Kind: staleUnused, Key: k, NotInSnapshot: !ok})
 		default:
 			if variant, single := oneOutcome(f); single {
-				r.Stale = append(r.Stale, stale{Kind: staleSingle, Key: k, Evaluations: f.Evaluations, Variant: variant, LastEvaluated: f.LastEvaluated})
+				r.Stale = append(r.Stale, staleEntry{Kind: staleSingle, Key: k, Evaluations: f.Evaluations, Variant: variant, LastEvaluated: f.LastEvaluated})
 			}
 		}
 	}
 	for k, n := range u.Missing {
 		if !defined[k] {
-			r.Stale = append(r.Stale, stale{Kind: staleMissing, Key: k, Evaluations: n})
+			r.Stale = append(r.Stale, staleEntry{Kind: staleMissing, Key: k, Evaluations: n})
 		}
 	}
 	for k := range u.Flags {
@@ -170,7 +170,7 @@ func staleReport(path string, keys []string, u flagsnap.Usage) usageReport {
 		}
 	}
 	slices.Sort(r.Unknown)
-	slices.SortFunc(r.Stale, func(a, b stale) int {
+	slices.SortFunc(r.Stale, func(a, b staleEntry) int {
 		return cmp.Or(cmp.Compare(staleOrder[a.Kind], staleOrder[b.Kind]), cmp.Compare(b.Evaluations, a.Evaluations), cmp.Compare(a.Key, b.Key))
 	})
 	return r
@@ -213,7 +213,7 @@ func printUsageReport(w, errw io.Writer, r usageReport) {
 			}
 		case staleMissing:
 			missing++
-			what = "asked " + times(s.Evaluations)
+			what = "asked " + timesPhrase(s.Evaluations)
 		case staleSingle:
 			flags++
 			served := "the caller's default"
@@ -226,7 +226,7 @@ func printUsageReport(w, errw io.Writer, r usageReport) {
 			}
 		}
 		line := fmt.Sprintf("%-16s %-*s  %s", s.Kind, width, s.Key, what)
-		fmt.Fprintln(w, trimRight(line))
+		fmt.Fprintln(w, trimTrailingSpaces(line))
 	}
 	if r.MissingDropped > 0 {
 		fmt.Fprintf(w, "missing          and %d more keys, which the snapshot did not keep\n", r.MissingDropped)
@@ -234,33 +234,33 @@ func printUsageReport(w, errw io.Writer, r usageReport) {
 	since := r.Since.UTC().Format(time.RFC3339)
 	if len(r.Stale) == 0 {
 		fmt.Fprintf(w, "%s: nothing stale: %d %s, every one evaluated with more than one outcome, no missing key, since %s\n",
-			r.File, r.Flags, either(r.Flags, "flag", "flags"), since)
+			r.File, r.Flags, oneOrMany(r.Flags, "flag", "flags"), since)
 	} else {
 		fmt.Fprintf(w, "%s: %d of %d %s stale, %d missing %s, since %s\n",
-			r.File, flags, r.Flags, either(r.Flags, "flag", "flags"), missing, either(missing, "key", "keys"), since)
+			r.File, flags, r.Flags, oneOrMany(r.Flags, "flag", "flags"), missing, oneOrMany(missing, "key", "keys"), since)
 	}
 	if len(r.Unknown) > 0 {
 		fmt.Fprintf(errw, "flagsnap usage: %d %s of the snapshot %s not in %s, and not checked: %s\n",
-			len(r.Unknown), either(len(r.Unknown), "flag", "flags"), either(len(r.Unknown), "is", "are"), r.File, joinMax(r.Unknown, 5))
+			len(r.Unknown), oneOrMany(len(r.Unknown), "flag", "flags"), oneOrMany(len(r.Unknown), "is", "are"), r.File, joinMax(r.Unknown, 5))
 	}
 }
 
-func times(n uint64) string {
+func timesPhrase(n uint64) string {
 	if n == 1 {
 		return "once"
 	}
 	return fmt.Sprintf("%d times", n)
 }
 
-// either is one or many, by n.
-func either(n int, one, many string) string {
+// oneOrMany is one when n is 1, else many.
+func oneOrMany(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
 	return many
 }
 
-func trimRight(s string) string {
+func trimTrailingSpaces(s string) string {
 	for len(s) > 0 && s[len(s)-1] == ' ' {
 		s = s[:len(s)-1]
 	}

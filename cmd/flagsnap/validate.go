@@ -62,14 +62,14 @@ type fileReport struct {
 }
 
 func (c *cmd) validate(args []string) int {
-	fs := c.flags(validateUsage)
+	fs := c.newFlagSet(validateUsage)
 	strict := fs.Bool("strict", false, "treat warnings (schema violations, ignored metadata) as errors")
 	format := fs.String("format", "text", "output format: text or json")
 	files, status, ok := c.parseOrFail(fs, args)
 	if !ok {
 		return status
 	}
-	if err := oneOf("format", *format, "text", "json"); err != nil {
+	if err := checkOneOf("format", *format, "text", "json"); err != nil {
 		return c.fail(exitBadInput, "%v", err)
 	}
 	if len(files) == 0 {
