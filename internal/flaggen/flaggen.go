@@ -127,12 +127,12 @@ func Flags(n, salt int) []Flag {
 			}
 		case roll < 0.85:
 			attr := rng.IntN(100)
-			c := Cond{Attribute: attrName(attr), Op: "==", Values: []string{value(attr)}}
+			c := Cond{Attribute: attrName(attr), Op: "==", Values: []string{attrValue(attr)}}
 			f.Kind = Equals
 			if rng.IntN(2) != 0 {
 				f.Kind = In
 				c.Op = "in"
-				c.Values = []string{"a", "b", value(attr)}
+				c.Values = []string{"a", "b", attrValue(attr)}
 			}
 			f.Rule = [][]Cond{{c}}
 			f.Match, f.NoMatch = "on", "off"
@@ -141,7 +141,7 @@ func Flags(n, salt int) []Flag {
 			case 0:
 				conds := make([]Cond, 3+rng.IntN(3))
 				for j := range conds {
-					conds[j] = Cond{Attribute: attrName(rng.IntN(100)), Op: "==", Values: []string{value(j)}}
+					conds[j] = Cond{Attribute: attrName(rng.IntN(100)), Op: "==", Values: []string{attrValue(j)}}
 				}
 				half := len(conds) / 2
 				f.Kind = AndOr
@@ -166,12 +166,12 @@ func Flags(n, salt int) []Flag {
 	return flags
 }
 
-func attrName(i int) string { return "attr_" + strconv.Itoa(i) }
-func value(i int) string    { return "value-" + strconv.Itoa(i) }
+func attrName(i int) string  { return "attr_" + strconv.Itoa(i) }
+func attrValue(i int) string { return "value-" + strconv.Itoa(i) }
 
 // Generate writes the flag set of Flags(n, salt) as a flagd document
-// ({"flags": {...}}). The bytes are those the benchmarks have always
-// loaded, so that results stay comparable across versions.
+// ({"flags": {...}}). The bytes must not change from one version to the
+// next, so that benchmark results stay comparable across versions.
 func Generate(n, salt int) []byte {
 	flags := Flags(n, salt)
 	b := make([]byte, 0, n*220)
