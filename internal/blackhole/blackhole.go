@@ -36,7 +36,7 @@ func New(target string) (*Proxy, error) {
 	}
 	p := &Proxy{lis: lis, target: target, conns: map[*link]struct{}{}}
 	p.wg.Add(1)
-	go p.accept()
+	go p.acceptLoop()
 	return p, nil
 }
 
@@ -77,7 +77,9 @@ func (p *Proxy) Close() {
 	p.wg.Wait()
 }
 
-func (p *Proxy) accept() {
+// acceptLoop hands every accepted connection to forwardConn until the
+// listener closes.
+func (p *Proxy) acceptLoop() {
 	defer p.wg.Done()
 	for {
 		c, err := p.lis.Accept()
@@ -85,11 +87,13 @@ func (p *Proxy) accept() {
 			return
 		}
 		p.wg.Add(1)
-		go p.serve(c)
+		go p.forwardConn(c)
 	}
 }
 
-func (p *Proxy) serve(client net.Conn) {
+// forwardConn dials the target for client and forwards between the two
+// until both directions have ended.
+func (p *Proxy) forwardConn(client net.Conn) {
 	defer p.wg.Done()
 	l := &link{client: client}
 	p.mu.Lock()
@@ -106,7 +110,7 @@ func (p *Proxy) serve(client net.Conn) {
 
 	server, err := net.Dial("tcp", p.target)
 	if err != nil {
-		p.drop(l)
+		p.untrack(l)
 		client.Close()
 		return
 	}
@@ -120,23 +124,24 @@ func (p *Proxy) serve(client net.Conn) {
 		return
 	}
 	done := make(chan struct{}, 2)
-	go p.pipe(l, server, client, done)
-	go p.pipe(l, client, server, done)
+	go p.copyWhileAlive(l, server, client, done)
+	go p.copyWhileAlive(l, client, server, done)
 	<-done
 	<-done
-	p.drop(l)
+	p.untrack(l)
 }
 
-func (p *Proxy) drop(l *link) {
+// untrack removes a link from the proxy's set once its forwarding ended.
+func (p *Proxy) untrack(l *link) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.conns, l)
 }
 
-// pipe copies from src to dst while the link is alive and swallows what
-// arrives after: the sender sees its writes succeed, the receiver sees
+// copyWhileAlive copies from src to dst while the link is alive and
+// swallows what arrives after: the sender sees its writes succeed, the receiver sees
 // nothing. It returns when src fails, which Close causes.
-func (p *Proxy) pipe(l *link, dst, src net.Conn, done chan<- struct{}) {
+func (p *Proxy) copyWhileAlive(l *link, dst, src net.Conn, done chan<- struct{}) {
 	defer func() { done <- struct{}{} }()
 	buf := make([]byte, 32<<10)
 	for {
