@@ -52,6 +52,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	defer openfeature.Shutdown()
 
 	client := openfeature.NewDefaultClient()
+	printFlags(ctx, client, out)
+	if *once {
+		return nil
+	}
+	watchChanges(ctx, client, *path, out)
+	return nil
+}
+
+// printFlags prints what each of a few users gets from the four flags of
+// the bundled flags.json, and why.
+func printFlags(ctx context.Context, client *openfeature.Client, out io.Writer) {
 	users := []struct {
 		id, email, version string
 	}{
@@ -72,10 +83,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "  dark-mode     %-6v variant=%-6s reason=%s\n", dark.Value, dark.Variant, dark.Reason)
 		fmt.Fprintf(out, "  search-engine %-6v variant=%-6s reason=%s\n", search.Value, search.Variant, search.Reason)
 	}
-	if *once {
-		return nil
-	}
+}
 
+// watchChanges prints every configuration change, and every error or
+// staleness the provider reports, while the file at path is edited, until
+// ctx is done.
+func watchChanges(ctx context.Context, client *openfeature.Client, path string, out io.Writer) {
 	changed := func(d openfeature.EventDetails) {
 		fmt.Fprintf(out, "configuration changed: %v\n", d.FlagChanges)
 	}
@@ -85,9 +98,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	client.AddHandler(openfeature.ProviderConfigChange, &changed)
 	client.AddHandler(openfeature.ProviderError, &problem)
 	client.AddHandler(openfeature.ProviderStale, &problem)
-	fmt.Fprintf(out, "watching %s; edit it, or press Ctrl-C to stop\n", *path)
+	fmt.Fprintf(out, "watching %s; edit it, or press Ctrl-C to stop\n", path)
 	<-ctx.Done()
-	return nil
 }
 
 // defaultFlagFile finds the bundled flags.json whether the program runs

@@ -46,22 +46,22 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 
-	server, err := serve(doc)
+	server, err := startSyncServer(doc)
 	if err != nil {
 		return err
 	}
 	defer server.Close()
 	fmt.Fprintf(out, "sync server on %s\n", server.Addr())
 
-	if err := connect(server.Port()); err != nil {
+	if err := useFlagsnap(server.Port()); err != nil {
 		return err
 	}
 	defer openfeature.Shutdown()
-	return toggle(ctx, server, doc, *once, out)
+	return toggleNewCheckout(ctx, server, doc, *once, out)
 }
 
-// serve starts a sync server with doc on a free local port.
-func serve(doc []byte) (*syncserver.Server, error) {
+// startSyncServer starts a sync server with doc on a free local port.
+func startSyncServer(doc []byte) (*syncserver.Server, error) {
 	server, err := syncserver.New(syncserver.WithFlags(doc))
 	if err != nil {
 		return nil, err
@@ -73,9 +73,9 @@ func serve(doc []byte) (*syncserver.Server, error) {
 	return server, nil
 }
 
-// connect makes flagsnap, in-process against the server on port,
+// useFlagsnap makes flagsnap, in-process against the server on port,
 // OpenFeature's provider, once it has the flags.
-func connect(port int) error {
+func useFlagsnap(port int) error {
 	provider, err := flagsnap.NewProvider(
 		flagsnap.WithResolver(flagsnap.ResolverInProcess),
 		flagsnap.WithHost("127.0.0.1"),
@@ -87,21 +87,21 @@ func connect(port int) error {
 	return openfeature.SetProviderAndWait(provider)
 }
 
-// toggle switches new-checkout's default variant on the server and shows
-// what a user gets after each CONFIGURATION_CHANGED, until ctx ends, or
-// once.
-func toggle(ctx context.Context, server *syncserver.Server, doc []byte, once bool, out io.Writer) error {
+// toggleNewCheckout switches new-checkout's default variant on the server
+// and shows what a user gets after each CONFIGURATION_CHANGED, until ctx
+// ends, or once.
+func toggleNewCheckout(ctx context.Context, server *syncserver.Server, doc []byte, once bool, out io.Writer) error {
 	client := openfeature.NewDefaultClient()
 	changes := make(chan openfeature.EventDetails, 8)
 	onChange := func(d openfeature.EventDetails) { changes <- d }
 	client.AddHandler(openfeature.ProviderConfigChange, &onChange)
 
 	user := openfeature.NewEvaluationContext("user-2", map[string]any{"email": "grace@elsewhere.org"})
-	show := func() {
+	printNewCheckout := func() {
 		d, _ := client.BooleanValueDetails(ctx, "new-checkout", false, user)
 		fmt.Fprintf(out, "new-checkout for user-2: %v (variant %s, reason %s)\n", d.Value, d.Variant, d.Reason)
 	}
-	show()
+	printNewCheckout()
 
 	enabled := false
 	for {
@@ -119,7 +119,7 @@ func toggle(ctx context.Context, server *syncserver.Server, doc []byte, once boo
 		case <-ctx.Done():
 			return nil
 		}
-		show()
+		printNewCheckout()
 		if once {
 			return nil
 		}
