@@ -295,7 +295,7 @@ func (s *Server) listen(network, addr string) error {
 	s.mu.Lock()
 	s.network, s.addr = network, lis.Addr().String()
 	s.mu.Unlock()
-	s.serve(lis)
+	s.startGeneration(lis)
 	return nil
 }
 
@@ -329,8 +329,9 @@ func removeStaleSocket(path string) error {
 	return nil
 }
 
-// serve must be called with life held and no generation running.
-func (s *Server) serve(lis net.Listener) {
+// startGeneration starts a gRPC server serving on lis; it must be called
+// with lifecycle held and no generation running.
+func (s *Server) startGeneration(lis net.Listener) {
 	opts := []grpc.ServerOption{
 		// Stop has to return with every handler gone, or a stream could
 		// still be registered (and a goroutine running) after it.
@@ -596,7 +597,7 @@ func (s *Server) Restart() error {
 	for {
 		lis, err := bind(network, addr)
 		if err == nil {
-			s.serve(lis)
+			s.startGeneration(lis)
 			return nil
 		}
 		if !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
