@@ -39,9 +39,9 @@ type srcNode struct {
 	at    pos
 	array bool
 	kids  []srcEdge // members, or elements in order
-	// byKey indexes the members of a wide object (such as "flags") once a
-	// pointer goes through it; the last of a repeated key, as the
-	// evaluator reads it.
+	// byKey indexes the members of an object of minIndexedMembers or more
+	// (such as "flags") once a pointer goes through it; the last of a
+	// repeated key, as the evaluator reads it.
 	byKey map[string]int
 	// keyValue is the value of a string written as the member "key": the
 	// key of an entry of an array of flags.
