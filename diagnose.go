@@ -105,7 +105,8 @@ func serverHint(cause error) string {
 	case cause == nil:
 		return "the server has not answered yet: check that it is up and reachable; " + address
 	case status.Code(cause) == codes.Unimplemented:
-		return "the server there does not serve flagd.sync.v1 (flagd serves it on its sync port, 8015 by default, not on its evaluation port 8013); " + address
+		return "the server there does not serve flagd.sync.v1 (flagd serves it on its sync port, " + strconv.Itoa(DefaultInProcessPort) +
+			" by default, not on its evaluation port " + strconv.Itoa(DefaultRPCPort) + "); " + address
 	case strings.Contains(text, "handshake"), strings.Contains(text, "certificate"), strings.Contains(text, "tls:"):
 		return "the TLS handshake failed: check WithTLS (" + EnvTLS + ") and the CA certificate (" + EnvServerCertPath + "), or drop TLS for a plaintext server"
 	case strings.Contains(text, "connection refused"):

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/flagsnap/flagsnap/fractional"
+	"github.com/flagsnap/flagsnap/internal/flagddefault"
 	"github.com/flagsnap/flagsnap/source"
 )
 
@@ -109,16 +110,16 @@ type Option func(*config)
 
 // Defaults, as in flagd's provider configuration table.
 const (
-	DefaultHost              = "localhost"
-	DefaultRPCPort           = 8013
-	DefaultInProcessPort     = 8015
-	DefaultDeadline          = 500 * time.Millisecond
-	DefaultStreamDeadline    = 600 * time.Second
-	DefaultRetryBackoff      = 1 * time.Second
-	DefaultRetryBackoffMax   = 12 * time.Second
-	DefaultRetryGracePeriod  = 5 * time.Second
-	DefaultFilePollInterval  = 5 * time.Second
-	DefaultMaxMessageSize    = source.DefaultMaxMessageSize
+	DefaultHost              = flagddefault.Host             // localhost
+	DefaultRPCPort           = flagddefault.RPCPort          // 8013
+	DefaultInProcessPort     = flagddefault.InProcessPort    // 8015
+	DefaultDeadline          = flagddefault.Deadline         // 500ms
+	DefaultStreamDeadline    = flagddefault.StreamDeadline   // 600s
+	DefaultRetryBackoff      = flagddefault.RetryBackoff     // 1s
+	DefaultRetryBackoffMax   = flagddefault.RetryBackoffMax  // 12s
+	DefaultRetryGracePeriod  = flagddefault.RetryGracePeriod // 5s
+	DefaultFilePollInterval  = flagddefault.FilePollInterval // 5s
+	DefaultMaxMessageSize    = flagddefault.MaxMessageSize   // 1 GiB
 	DefaultFractionalVersion = fractional.V2
 )
 

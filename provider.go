@@ -212,17 +212,35 @@ func (p *Provider) ShutdownWithContext(ctx context.Context) error {
 	return r.stop(ctx)
 }
 
+// newSource builds the source the configuration asks for.
 func (p *Provider) newSource() (source.Source, error) {
-	c := &p.cfg
 	switch {
-	case c.source != nil:
-		return c.source, nil
+	case p.cfg.source != nil:
+		return p.cfg.source, nil
 	case p.fixed != nil:
 		return p.fixed, nil
-	case c.Resolver == ResolverFile:
-		return source.NewFile(source.FileConfig{Path: c.OfflineFlagSourcePath, PollInterval: c.OfflinePollInterval, Logger: p.log})
+	case p.cfg.Resolver == ResolverFile:
+		return source.NewFile(p.fileConfig())
 	}
-	return source.NewGRPC(source.GRPCConfig{
+	return source.NewGRPC(p.grpcConfig())
+}
+
+// fileConfig is the File source's configuration: the one place where
+// Config's fields become FileConfig's.
+func (p *Provider) fileConfig() source.FileConfig {
+	return source.FileConfig{
+		Path:         p.cfg.OfflineFlagSourcePath,
+		PollInterval: p.cfg.OfflinePollInterval,
+		Logger:       p.log,
+	}
+}
+
+// grpcConfig is the GRPC source's configuration: the one place where
+// Config's fields become GRPCConfig's. The liveness check, which has no
+// option, keeps the source's defaults.
+func (p *Provider) grpcConfig() source.GRPCConfig {
+	c := &p.cfg
+	return source.GRPCConfig{
 		Host:             c.Host,
 		Port:             c.Port,
 		TargetURI:        c.TargetURI,
@@ -240,7 +258,7 @@ func (p *Provider) newSource() (source.Source, error) {
 		FatalStatusCodes: p.fatalCodes,
 		DialOptions:      c.dialOptions,
 		Logger:           p.log,
-	})
+	}
 }
 
 // run is one lifetime of the provider, from Init to Shutdown: the source's
