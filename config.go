@@ -10,10 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/flagsnap/flagsnap/fractional"
 	"github.com/flagsnap/flagsnap/internal/flagddefault"
 	"github.com/flagsnap/flagsnap/source"
-	"google.golang.org/grpc"
 )
 
 // Resolver is how a flagd provider gets its answers, as named in flagd's

@@ -1,5 +1,8 @@
 package flagsnap
 
+// The queue that hands the provider's events to OpenFeature without ever
+// blocking the sender.
+
 import (
 	"context"
 	"sync"

@@ -1,5 +1,7 @@
 package flagsnap
 
+// The source behind WithFlags: a document compiled once by NewProvider.
+
 import (
 	"context"
 	"crypto/sha256"

@@ -1,5 +1,8 @@
 package flagsnap
 
+// SourceStatus, the health of a provider's flag source, and the counts
+// behind it.
+
 import (
 	"crypto/sha256"
 	"encoding/hex"

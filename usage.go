@@ -1,5 +1,8 @@
 package flagsnap
 
+// Provider.Usage and the counting behind it: every evaluation counts in
+// the table of the flag set it was answered from.
+
 import (
 	"cmp"
 	"context"
