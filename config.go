@@ -92,7 +92,7 @@ const (
 
 // config is what the options build: the public Config, plus what cannot
 // be told by name (a source, functions, a logger) and FLAGD_SYNC_PORT,
-// which only resolve can place. Resolver and Port stay zero until resolve
+// which only settle can place. Resolver and Port stay zero until settle
 // unless they were given.
 type config struct {
 	Config
@@ -112,9 +112,9 @@ type config struct {
 
 	withoutUsage bool // WithoutUsage: no counting (usage.go)
 
-	// picks are the options that chose where the flags come from, one per
-	// option name, to name both sides of a contradiction.
-	picks []pick
+	// sourceChoices are the options that chose where the flags come from,
+	// one per option name, to name both sides of a contradiction.
+	sourceChoices []sourceChoice
 	// A variable, not an option, set OfflineFlagSourcePath or Resolver: an
 	// option that chooses another kind of source drops a variable's value,
 	// where another option's is a contradiction to report.
@@ -123,6 +123,8 @@ type config struct {
 	errs []error // every invalid option or variable, reported together
 }
 
+// defaultConfig is the configuration before any variable or option:
+// flagd's defaults, and a logger that discards.
 func defaultConfig() config {
 	return config{
 		Config: Config{
@@ -140,6 +142,8 @@ func defaultConfig() config {
 	}
 }
 
+// fail records an invalid option or variable; NewProvider reports them
+// all at once, so that one run shows every mistake.
 func (c *config) fail(format string, args ...any) {
 	c.errs = append(c.errs, fmt.Errorf(format, args...))
 }
@@ -164,17 +168,17 @@ func buildConfig(opts []Option) (config, error) {
 			o(&c)
 		}
 	}
-	c.resolve()
+	c.settle()
 	return c, errors.Join(c.errs...)
 }
 
-// resolve reports options that contradict each other and settles the
+// settle reports options that contradict each other and works out the
 // resolver and the port, as flagd's providers do: an offline flag file
 // turns in-process into file (and is the file resolver when nothing else
 // was asked for); the sync port wins over FLAGD_PORT for in-process; the
 // default port follows the resolver. Flags in memory leave Resolver empty.
-func (c *config) resolve() {
-	c.contradictions()
+func (c *config) settle() {
+	c.reportContradictions()
 	switch {
 	case c.source != nil || c.flags != nil:
 		c.Resolver, c.OfflineFlagSourcePath = "", ""

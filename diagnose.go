@@ -22,7 +22,7 @@ func (r *run) initError(cause error) error {
 		heard = cause.Error()
 	}
 	msg := fmt.Sprintf("flagsnap: no flags within %v from %s: %s. To fix: %s. The provider keeps trying and reports READY when flags arrive",
-		r.p.cfg.Deadline, o.what, heard, o.hint(cause))
+		r.p.cfg.Deadline, o.description, heard, o.remedy(cause))
 	switch {
 	case r.rejectedSet:
 		return &openfeature.ProviderInitError{ErrorCode: openfeature.ParseErrorCode, Message: msg}

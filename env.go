@@ -58,25 +58,7 @@ func WithoutEnv() Option {
 // applyEnv reads every variable that is set; a value that does not parse
 // is an error naming the variable.
 func (c *config) applyEnv() {
-	var resolver Resolver
-	var path string
-	hasResolver := envParsed(c, EnvResolver, ParseResolver, &resolver)
-	hasPath := envString(c, EnvOfflineFlagSourcePath, false, &path)
-	// The two are read together, as flagd's providers read them: a file
-	// makes in-process the file resolver, and rpc stays rpc.
-	kind := resolverKind(resolver)
-	if hasPath && (!hasResolver || resolver == ResolverInProcess) {
-		kind = kindFile
-	}
-	if kind != kindNone {
-		c.drop(kind, false)
-		if hasResolver {
-			c.Resolver, c.resolverFromEnv = resolver, true
-		}
-		if hasPath {
-			c.OfflineFlagSourcePath, c.pathFromEnv = path, true
-		}
-	}
+	c.applyEnvSource()
 	envDuration(c, EnvOfflinePollMs, time.Millisecond, false, &c.OfflinePollInterval)
 	envDuration(c, EnvDeadlineMs, time.Millisecond, false, &c.Deadline)
 	envDuration(c, EnvRetryGracePeriod, time.Second, true, &c.RetryGracePeriod)
@@ -111,6 +93,33 @@ func (c *config) applyEnv() {
 	envParsed(c, EnvFractionalVersion, fractional.ParseVersion, &c.FractionalVersion)
 }
 
+// applyEnvSource reads the two variables that choose a source,
+// FLAGD_RESOLVER and FLAGD_OFFLINE_FLAG_SOURCE_PATH. Where they apply they
+// replace the source chosen before them, and are marked as the variables'
+// own, so that an option given later replaces them in turn.
+func (c *config) applyEnvSource() {
+	var resolver Resolver
+	var path string
+	hasResolver := envParsed(c, EnvResolver, ParseResolver, &resolver)
+	hasPath := envString(c, EnvOfflineFlagSourcePath, false, &path)
+	// The two are read together, as flagd's providers read them: a file
+	// makes in-process the file resolver, and rpc stays rpc.
+	kind := resolverKind(resolver)
+	if hasPath && (!hasResolver || resolver == ResolverInProcess) {
+		kind = kindFile
+	}
+	if kind == kindNone {
+		return
+	}
+	c.dropOtherSources(kind, false)
+	if hasResolver {
+		c.Resolver, c.resolverFromEnv = resolver, true
+	}
+	if hasPath {
+		c.OfflineFlagSourcePath, c.pathFromEnv = path, true
+	}
+}
+
 // envParsed sets dst to the variable's value as parse reads it, and says
 // whether it did; parse's error, if any, is reported under the variable's
 // name.
@@ -128,6 +137,8 @@ func envParsed[T any](c *config, name string, parse func(string) (T, error), dst
 	return true
 }
 
+// envPort reads a TCP port from the variable name, and says whether it
+// did.
 func envPort(c *config, name string) (int, bool) {
 	v, ok := os.LookupEnv(name)
 	if !ok {

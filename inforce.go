@@ -16,10 +16,10 @@ import (
 // from the source and from the cache both come through here, so that a
 // cached flag set evaluates exactly as the live one did.
 func (p *Provider) compile(flags []byte, syncCtx map[string]any) (*evaluator.FlagSet, error) {
-	p.compiled.Add(1)
+	p.compilations.Add(1)
 	// The flags in force lend the new set every flag written as before:
 	// an update that changes one flag of many compiles that one.
-	opts := append(slices.Clip(p.loadOpts), evaluator.WithPrevious(p.flags()))
+	opts := append(slices.Clip(p.compileOptions), evaluator.WithPrevious(p.flags()))
 	set, err := evaluator.Load(flags, opts...)
 	if err != nil {
 		return nil, err

@@ -30,9 +30,9 @@ func (p *Provider) compileFixed(doc []byte) (*fixedFlags, error) {
 // ever given, and holds them until ctx is done. Unlike other sources it
 // can run again, for an Init after Shutdown.
 func (f *fixedFlags) Run(ctx context.Context, s source.Sink) error {
-	sk := s.(*sink)
-	sk.p.stats.delivered()
-	_ = sk.put(f.set, f.update, sha256.Sum256(f.update.Flags))
+	providerSink := s.(*sink)
+	providerSink.p.stats.delivered()
+	_ = providerSink.acceptAndCache(f.set, f.update, sha256.Sum256(f.update.Flags))
 	<-ctx.Done()
 	return nil
 }

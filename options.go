@@ -89,11 +89,11 @@ func WithResolver(r Resolver) Option {
 		}
 		switch parsed {
 		case ResolverFile:
-			c.choose("WithResolver(ResolverFile)", kindFile, "reads the flags from a file")
+			c.chooseSource("WithResolver(ResolverFile)", kindFile, "reads the flags from a file")
 		case ResolverInProcess:
-			c.choose("WithResolver(ResolverInProcess)", kindServer, "follows a sync server")
+			c.chooseSource("WithResolver(ResolverInProcess)", kindServer, "follows a sync server")
 		default:
-			c.choose("WithResolver(ResolverRPC)", kindServer, "asks a flagd server")
+			c.chooseSource("WithResolver(ResolverRPC)", kindServer, "asks a flagd server")
 		}
 		c.Resolver, c.resolverFromEnv = parsed, false
 	}
@@ -107,7 +107,7 @@ func WithFile(path string) Option {
 			c.fail("WithFile: the path is empty")
 			return
 		}
-		c.choose("WithFile", kindFile, "reads the flags from a file")
+		c.chooseSource("WithFile", kindFile, "reads the flags from a file")
 		c.OfflineFlagSourcePath, c.pathFromEnv = path, false
 	}
 }
@@ -131,7 +131,7 @@ func WithSource(s source.Source) Option {
 			c.fail("WithSource: the source is nil")
 			return
 		}
-		c.choose("WithSource", kindMemory, "reads the flags from your source")
+		c.chooseSource("WithSource", kindMemory, "reads the flags from your source")
 		c.source, c.flags = s, nil
 	}
 }
@@ -149,7 +149,7 @@ func WithFlags(doc []byte) Option {
 			c.fail("WithFlags: the document is nil")
 			return
 		}
-		c.choose("WithFlags", kindMemory, "serves a document held in memory")
+		c.chooseSource("WithFlags", kindMemory, "serves a document held in memory")
 		c.flags, c.source = slices.Clone(doc), nil
 	}
 }
@@ -243,7 +243,7 @@ func serverOption(set Option, name, does string) Option {
 	return func(c *config) {
 		before := len(c.errs)
 		if set(c); len(c.errs) == before {
-			c.choose(name, kindServer, does)
+			c.chooseSource(name, kindServer, does)
 		}
 	}
 }
@@ -364,7 +364,7 @@ func WithFatalStatusCodes(list ...codes.Code) Option {
 	return func(c *config) {
 		names := make([]string, 0, len(list))
 		for _, code := range list {
-			name, ok := codeNames[code]
+			name, ok := statusCodeNames[code]
 			if !ok {
 				c.fail("WithFatalStatusCodes: %v is not a gRPC status code", code)
 				return

@@ -22,11 +22,12 @@ type origin struct {
 	// name is what events carry as "source" and logs as "source": a
 	// file path, a server address, "memory", or a custom source's type.
 	name string
-	// what is name in a sentence, with what was asked of it: "the sync
-	// server at localhost:8015 (no TLS, no selector)".
-	what string
+	// description is name in a sentence, with what was asked of it: "the
+	// sync server at localhost:8015 (no TLS, no selector)".
+	description string
 }
 
+// originKind is the kind of source, which decides the advice of remedy.
 type originKind uint8
 
 const (
@@ -36,26 +37,26 @@ const (
 	originCustom
 )
 
-// describe works out the origin from the configuration, before any source
-// is built: the sources log through a logger that names it.
-func (p *Provider) describe() origin {
+// describeOrigin works out the origin from the configuration, before any
+// source is built: the sources log through a logger that names it.
+func (p *Provider) describeOrigin() origin {
 	c := &p.cfg
 	switch {
 	case c.source != nil:
 		switch s := c.source.(type) {
 		case *source.Memory:
-			return origin{kind: originMemory, name: source.MemoryOrigin, what: "the memory source"}
+			return origin{kind: originMemory, name: source.MemoryOrigin, description: "the memory source"}
 		case *source.File:
-			return origin{kind: originFile, name: s.Path(), what: "the flag file " + s.Path()}
+			return origin{kind: originFile, name: s.Path(), description: "the flag file " + s.Path()}
 		case *source.GRPC:
-			return origin{kind: originServer, name: s.Target(), what: "the sync server at " + s.Target()}
+			return origin{kind: originServer, name: s.Target(), description: "the sync server at " + s.Target()}
 		}
 		name := fmt.Sprintf("%T", c.source)
-		return origin{kind: originCustom, name: name, what: "the source " + name}
+		return origin{kind: originCustom, name: name, description: "the source " + name}
 	case c.flags != nil:
-		return origin{kind: originMemory, name: source.MemoryOrigin, what: "the flags given with WithFlags"}
+		return origin{kind: originMemory, name: source.MemoryOrigin, description: "the flags given with WithFlags"}
 	case c.Resolver == ResolverFile:
-		return origin{kind: originFile, name: c.OfflineFlagSourcePath, what: "the flag file " + c.OfflineFlagSourcePath}
+		return origin{kind: originFile, name: c.OfflineFlagSourcePath, description: "the flag file " + c.OfflineFlagSourcePath}
 	}
 	var name string
 	switch {
@@ -76,12 +77,12 @@ func (p *Provider) describe() origin {
 	if c.Selector != "" {
 		selector = "selector " + strconv.Quote(c.Selector)
 	}
-	return origin{kind: originServer, name: name, what: fmt.Sprintf("the sync server at %s (%s, %s)", name, tls, selector)}
+	return origin{kind: originServer, name: name, description: fmt.Sprintf("the sync server at %s (%s, %s)", name, tls, selector)}
 }
 
-// hint says what to change when no flags came from o, given the last
+// remedy says what to change when no flags came from o, given the last
 // thing that went wrong (nil when nothing was heard at all).
-func (o origin) hint(cause error) string {
+func (o origin) remedy(cause error) string {
 	switch o.kind {
 	case originFile:
 		if strings.Contains(errText(cause), "no such file") {
@@ -89,14 +90,15 @@ func (o origin) hint(cause error) string {
 		}
 		return "fix the file, which is read again as soon as it changes, or point WithFile (" + EnvOfflineFlagSourcePath + ") at another"
 	case originServer:
-		return serverHint(cause)
+		return serverRemedy(cause)
 	case originMemory:
 		return "give a document that loads"
 	}
 	return "check the source"
 }
 
-func serverHint(cause error) string {
+// serverRemedy is the remedy for a sync server, from what went wrong last.
+func serverRemedy(cause error) string {
 	address := "the address comes from WithHost and WithPort (" + EnvHost + ", " + EnvSyncPort + " or " + EnvPort + "), WithTargetURI (" +
 		EnvTargetURI + ") or WithSocketPath (" + EnvSocketPath + ")"
 	text := errText(cause)

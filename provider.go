@@ -28,13 +28,14 @@ const Name = "flagsnap"
 // in-process. Evaluations read an immutable snapshot through one atomic
 // pointer: they never lock and never wait for a source.
 type Provider struct {
-	cfg        config
-	fatalCodes []codes.Code
-	loadOpts   []evaluator.Option
-	snap       atomic.Pointer[inForce]
-	events     *emitter
-	fixed      *fixedFlags // the flags of WithFlags, compiled by NewProvider
-	origin     origin      // where the flags come from, for messages
+	cfg            config
+	fatalCodes     []codes.Code       // cfg.FatalStatusCodes, parsed
+	compileOptions []evaluator.Option // how every flag document is compiled
+	// snap is the flag set in force, which evaluations load (inforce.go).
+	snap   atomic.Pointer[inForce]
+	events *emitter
+	fixed  *fixedFlags // the flags of WithFlags, compiled by NewProvider
+	origin origin      // where the flags come from, for messages
 	// log is the user's logger, with every line naming the source and
 	// what is served.
 	log *slog.Logger
@@ -42,9 +43,9 @@ type Provider struct {
 	// nanoseconds, for the log lines.
 	loadedAt atomic.Int64
 	stats    sourceStats // for SourceStatus
-	// compiled counts the flag documents compiled, each of which costs a
-	// full load: a document must be compiled once, however it arrives.
-	compiled atomic.Uint64
+	// compilations counts the flag documents compiled, each of which costs
+	// a full load: a document must be compiled once, however it arrives.
+	compilations atomic.Uint64
 	// usage counts evaluations (usage.go); nil with WithoutUsage.
 	usage     *usage.Counter
 	usageOnce sync.Once
@@ -79,7 +80,7 @@ func NewProvider(opts ...Option) (*Provider, error) {
 		return nil, fmt.Errorf("flagsnap: the rpc resolver (flagd's default) asks flagd for every evaluation, and flagsnap evaluates in-process: "+
 			"use WithResolver(ResolverInProcess) (%s=in-process) to follow a sync server, or WithFile (%s)", EnvResolver, EnvOfflineFlagSourcePath)
 	}
-	fatal, err := statusCodes(cfg.FatalStatusCodes)
+	fatal, err := parseStatusCodes(cfg.FatalStatusCodes)
 	if err != nil {
 		return nil, fmt.Errorf("flagsnap: fatal status codes (WithFatalStatusCodes, %s): %w", EnvFatalStatusCodes, err)
 	}
@@ -87,11 +88,11 @@ func NewProvider(opts ...Option) (*Provider, error) {
 	if !cfg.withoutUsage {
 		p.usage = usage.NewCounter(now())
 	}
-	p.origin = p.describe()
+	p.origin = p.describeOrigin()
 	p.log = slog.New(&servingHandler{Handler: cfg.logger.Handler(), p: p})
-	p.loadOpts = []evaluator.Option{evaluator.WithFractionalVersion(cfg.FractionalVersion), evaluator.WithLogger(p.log)}
+	p.compileOptions = []evaluator.Option{evaluator.WithFractionalVersion(cfg.FractionalVersion), evaluator.WithLogger(p.log)}
 	if cfg.StrictValidation {
-		p.loadOpts = append(p.loadOpts, evaluator.WithStrict())
+		p.compileOptions = append(p.compileOptions, evaluator.WithStrict())
 	}
 	if cfg.flags != nil {
 		fixed, err := p.compileFixed(cfg.flags)
@@ -178,7 +179,7 @@ func (p *Provider) InitWithContext(ctx context.Context, _ openfeature.Evaluation
 	select {
 	case <-r.ready:
 		return nil
-	case <-r.fatal:
+	case <-r.gaveUp:
 		return &openfeature.ProviderInitError{ErrorCode: openfeature.ProviderFatalCode, Message: r.fatalErr.Error()}
 	case <-r.ctx.Done():
 		return errors.New("flagsnap: the provider was shut down during Init")

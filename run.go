@@ -19,19 +19,20 @@ import (
 // run is one lifetime of the provider, from Init to Shutdown: the source's
 // goroutine, the grace-period supervisor and the event pump.
 type run struct {
-	p      *Provider
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	kick   chan struct{} // wakes the supervisor after a state change
+	p            *Provider
+	ctx          context.Context
+	cancel       context.CancelFunc
+	wg           sync.WaitGroup
+	stateChanged chan struct{} // wakes the supervisor after a state change
 
 	ready    chan struct{} // closed once flags are served: see markReady
-	fatal    chan struct{} // closed once the source has given up
+	gaveUp   chan struct{} // closed once the source has given up
 	fatalErr error         // the source's last word; set once, under mu
 
-	// last is the update Update compiled last, to recognise it when it
-	// comes again; under mu.
-	last struct {
+	// lastCompiled is the flag set Update compiled last, with what it was
+	// compiled from, to recognise the same update when it comes again;
+	// under mu.
+	lastCompiled struct {
 		set     *evaluator.FlagSet
 		digest  [sha256.Size]byte
 		syncCtx map[string]any
@@ -39,11 +40,12 @@ type run struct {
 
 	mu          sync.Mutex
 	state       state
-	readyDone   bool // ready is closed
+	readyClosed bool // ready is closed
 	lastErr     error
 	rejectedSet bool // lastErr is a flag set that did not load
 }
 
+// state is what the run last reported to OpenFeature.
 type state uint8
 
 const (
@@ -55,13 +57,14 @@ const (
 	stateInitError // Init gave up before the first flag set
 )
 
+// start runs src for a new run, with the goroutines that serve it.
 func (p *Provider) start(src source.Source) *run {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &run{
 		p: p, ctx: ctx, cancel: cancel,
-		kick:  make(chan struct{}, 1),
-		ready: make(chan struct{}),
-		fatal: make(chan struct{}),
+		stateChanged: make(chan struct{}, 1),
+		ready:        make(chan struct{}),
+		gaveUp:       make(chan struct{}),
 	}
 	p.events.open()
 	r.wg.Add(3)
@@ -85,6 +88,8 @@ func (p *Provider) start(src source.Source) *run {
 	return r
 }
 
+// stop ends the run: nothing more is reported, and it waits, until ctx
+// ends, for every goroutine of the run to return.
 func (r *run) stop(ctx context.Context) error {
 	r.mu.Lock()
 	r.state = stateFatal // nothing more is reported
@@ -110,7 +115,7 @@ func (r *run) stop(ctx context.Context) error {
 func (r *run) giveUpInit(cached *evaluator.FlagSet) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.readyDone {
+	if r.readyClosed {
 		return nil
 	}
 	if r.fatalErr != nil {
@@ -143,7 +148,7 @@ func (r *run) announceCached() {
 	defer r.mu.Unlock()
 	if r.state == stateStale {
 		r.emit(openfeature.ProviderStale, "serving cached flags: the source is unavailable: "+errText(r.lastErr), nil, "")
-		r.wake()
+		r.signalStateChange()
 	}
 }
 
@@ -161,7 +166,7 @@ func (r *run) supervise() {
 		select {
 		case <-r.ctx.Done():
 			return
-		case <-r.kick:
+		case <-r.stateChanged:
 			r.mu.Lock()
 			stale := r.state == stateStale
 			r.mu.Unlock()
@@ -189,15 +194,17 @@ func (r *run) supervise() {
 // of any Init, including one called again after the first gave up, which
 // would otherwise sit out its whole deadline with flags in force.
 func (r *run) markReady() {
-	if !r.readyDone {
-		r.readyDone = true
+	if !r.readyClosed {
+		r.readyClosed = true
 		close(r.ready)
 	}
 }
 
-func (r *run) wake() {
+// signalStateChange wakes the supervisor to look at the new state; a
+// signal already pending covers this one.
+func (r *run) signalStateChange() {
 	select {
-	case r.kick <- struct{}{}:
+	case r.stateChanged <- struct{}{}:
 	default:
 	}
 }
@@ -225,6 +232,7 @@ func (r *run) emit(t openfeature.EventType, msg string, changes []string, code o
 	})
 }
 
+// errText is err's message for a sentence, also when there is no error.
 func errText(err error) string {
 	if err == nil {
 		return "unknown reason"

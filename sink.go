@@ -38,7 +38,7 @@ func (s *sink) Update(u source.Update) error {
 	// a full load.
 	r.p.stats.delivered()
 	r.mu.Lock()
-	last := r.last
+	last := r.lastCompiled
 	r.mu.Unlock()
 	var digest [sha256.Size]byte
 	var hashing sync.WaitGroup
@@ -68,14 +68,14 @@ func (s *sink) Update(u source.Update) error {
 		r.p.log.Warn("the flag source delivered an empty flag set; every flag is missing until it sends flags", slog.String("origin", u.Origin))
 	}
 	r.mu.Lock()
-	r.last.set, r.last.digest, r.last.syncCtx = set, digest, u.SyncContext
+	r.lastCompiled.set, r.lastCompiled.digest, r.lastCompiled.syncCtx = set, digest, u.SyncContext
 	r.mu.Unlock()
-	return s.put(set, u, digest)
+	return s.acceptAndCache(set, u, digest)
 }
 
-// put puts set, compiled from u, whose SHA-256 is digest, in force, unless
-// the run has ended.
-func (s *sink) put(set *evaluator.FlagSet, u source.Update, digest [sha256.Size]byte) error {
+// acceptAndCache puts set, compiled from u, whose SHA-256 is digest, in
+// force unless the run has ended, and writes u to the cache file.
+func (s *sink) acceptAndCache(set *evaluator.FlagSet, u source.Update, digest [sha256.Size]byte) error {
 	r := (*run)(s)
 	p := r.p
 	changes, first, ok := r.accept(set, u.Origin, digest)
@@ -140,7 +140,7 @@ func (r *run) accept(set *evaluator.FlagSet, origin string, digest [sha256.Size]
 		r.emit(openfeature.ProviderConfigChange, "flags loaded from "+origin, changes, "")
 	}
 	r.state = stateReady
-	r.wake()
+	r.signalStateChange()
 	return changes, first, true
 }
 
@@ -161,7 +161,7 @@ func (r *run) tooLarge(e *source.MessageTooLargeError) {
 	}
 	r.state = stateError
 	r.emit(openfeature.ProviderError, err.Error(), nil, openfeature.GeneralCode)
-	r.wake()
+	r.signalStateChange()
 }
 
 // rejected handles a flag set that does not parse: the flags in force stay,
@@ -177,9 +177,11 @@ func (r *run) rejected(origin string, err error) {
 	}
 	r.state = stateError
 	r.emit(openfeature.ProviderError, fmt.Sprintf("flag set from %s rejected: %v", origin, err), nil, openfeature.ParseErrorCode)
-	r.wake()
+	r.signalStateChange()
 }
 
+// Lost reports a source that lost its origin: STALE at once, and ERROR
+// when the supervisor sees the grace period pass.
 func (s *sink) Lost(err error) {
 	r := (*run)(s)
 	var tooLarge *source.MessageTooLargeError
@@ -197,12 +199,13 @@ func (s *sink) Lost(err error) {
 			slog.String("error", errText(err)))
 		r.state = stateStale
 		r.emit(openfeature.ProviderStale, "flag source lost: "+errText(err), nil, "")
-		r.wake()
+		r.signalStateChange()
 	case stateError:
 		// Already reported; a lost source stays an error.
 	}
 }
 
+// Fatal reports a source that gave up for good.
 func (s *sink) Fatal(err error) {
 	r := (*run)(s)
 	r.mu.Lock()
@@ -219,12 +222,12 @@ func (s *sink) Fatal(err error) {
 	starting := r.state == stateStarting
 	r.state = stateFatal
 	r.fatalErr = err
-	// Closing fatal ends the wait of any Init, the first or one called
+	// Closing gaveUp ends the wait of any Init, the first or one called
 	// again after the first gave up, as markReady does for flags.
-	close(r.fatal)
+	close(r.gaveUp)
 	if starting {
 		return // Init reports it
 	}
 	r.emit(openfeature.ProviderError, "flag source failed: "+errText(err), nil, openfeature.ProviderFatalCode)
-	r.wake()
+	r.signalStateChange()
 }

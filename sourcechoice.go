@@ -20,21 +20,21 @@ const (
 	kindMemory
 )
 
-// pick is an option that chose a kind of source: its name, as an error
-// shows it (WithResolver with its value), and what it asks for, in the
-// words of an error.
-type pick struct {
-	option string
-	kind   sourceKind
-	does   string
+// sourceChoice is an option that chose a kind of source, kept to name both
+// sides of a contradiction.
+type sourceChoice struct {
+	option string     // as an error shows it: WithResolver with its value
+	kind   sourceKind // what it chose
+	effect string     // what it asks for, in the words of an error
 }
 
-// name is the option's function name, without WithResolver's value.
-func (p pick) name() string {
-	name, _, _ := strings.Cut(p.option, "(")
+// optionName is the option's function name, without WithResolver's value.
+func (sc sourceChoice) optionName() string {
+	name, _, _ := strings.Cut(sc.option, "(")
 	return name
 }
 
+// resolverKind is the kind of source a resolver reads from.
 func resolverKind(r Resolver) sourceKind {
 	switch r {
 	case ResolverFile:
@@ -45,23 +45,24 @@ func resolverKind(r Resolver) sourceKind {
 	return kindNone
 }
 
-// choose records that the option chose a kind of source. A later value
-// of the same option replaces the earlier one, as with any option. What
-// the variables chose for another kind is dropped, because the options
-// win; what other options chose is kept, for resolve to report.
-func (c *config) choose(option string, kind sourceKind, does string) {
-	p := pick{option: option, kind: kind, does: does}
-	if i := slices.IndexFunc(c.picks, func(q pick) bool { return q.name() == p.name() }); i >= 0 {
-		c.picks[i] = p
+// chooseSource records that the option chose a kind of source. A later
+// value of the same option replaces the earlier one, as with any option.
+// What the variables chose for another kind is dropped, because the
+// options win; what other options chose is kept, for settle to report.
+func (c *config) chooseSource(option string, kind sourceKind, effect string) {
+	choice := sourceChoice{option: option, kind: kind, effect: effect}
+	same := func(other sourceChoice) bool { return other.optionName() == choice.optionName() }
+	if i := slices.IndexFunc(c.sourceChoices, same); i >= 0 {
+		c.sourceChoices[i] = choice
 	} else {
-		c.picks = append(c.picks, p)
+		c.sourceChoices = append(c.sourceChoices, choice)
 	}
-	c.drop(kind, true)
+	c.dropOtherSources(kind, true)
 }
 
-// drop clears what chose a kind of source other than kind; with envOnly,
-// only what the variables set.
-func (c *config) drop(kind sourceKind, envOnly bool) {
+// dropOtherSources clears what chose a kind of source other than kind;
+// with envOnly, only what the variables set.
+func (c *config) dropOtherSources(kind sourceKind, envOnly bool) {
 	if kind != kindMemory && !envOnly {
 		c.flags, c.source = nil, nil
 	}
@@ -73,36 +74,38 @@ func (c *config) drop(kind sourceKind, envOnly bool) {
 	}
 }
 
-// contradictions reports options that choose different sources, one
+// reportContradictions reports options that choose different sources, one
 // pair for each two kinds of source, so that a file given with a host and
 // a port is one error.
-func (c *config) contradictions() {
+func (c *config) reportContradictions() {
 	reported := map[[2]sourceKind]bool{}
-	for i, a := range c.picks {
-		for _, b := range c.picks[i+1:] {
+	for i, a := range c.sourceChoices {
+		for _, b := range c.sourceChoices[i+1:] {
 			kinds := [2]sourceKind{min(a.kind, b.kind), max(a.kind, b.kind)}
-			if !contradict(a, b) || reported[kinds] {
+			if !contradicts(a, b) || reported[kinds] {
 				continue
 			}
 			reported[kinds] = true
 			c.fail("%s and %s contradict each other: %s %s, and %s %s; give one or the other",
-				a.option, b.option, a.option, a.does, b.option, b.does)
+				a.option, b.option, a.option, a.effect, b.option, b.effect)
 		}
 	}
 }
 
-func contradict(a, b pick) bool {
+// contradicts tells whether two options that chose a source cannot be
+// given together.
+func contradicts(a, b sourceChoice) bool {
 	switch {
 	case a.kind == kindMemory || b.kind == kindMemory:
-		// Two memory picks are WithFlags and WithSource: the same option
-		// is a single pick.
+		// Two memory choices are WithFlags and WithSource: the same option
+		// is a single choice.
 		return true
 	case a.kind == b.kind:
 		return false
 	}
 	// flagd's providers read in-process (or rpc) with a flag file as the
 	// file resolver (rpc stays rpc), and the conformance suite checks it.
-	serverResolver := func(p pick) bool { return p.kind == kindServer && p.name() == "WithResolver" }
-	file := func(p pick) bool { return p.name() == "WithFile" }
+	serverResolver := func(sc sourceChoice) bool { return sc.kind == kindServer && sc.optionName() == "WithResolver" }
+	file := func(sc sourceChoice) bool { return sc.optionName() == "WithFile" }
 	return !(serverResolver(a) && file(b) || serverResolver(b) && file(a))
 }

@@ -9,8 +9,8 @@ import (
 	"google.golang.org/grpc/codes"
 )
 
-// codeNames are the gRPC status codes under their canonical names.
-var codeNames = map[codes.Code]string{
+// statusCodeNames are the gRPC status codes under their canonical names.
+var statusCodeNames = map[codes.Code]string{
 	codes.Canceled:           "CANCELLED",
 	codes.Unknown:            "UNKNOWN",
 	codes.InvalidArgument:    "INVALID_ARGUMENT",
@@ -29,13 +29,13 @@ var codeNames = map[codes.Code]string{
 	codes.Unauthenticated:    "UNAUTHENTICATED",
 }
 
-// statusCodes reads status code names, in any case.
-func statusCodes(names []string) ([]codes.Code, error) {
+// parseStatusCodes reads status code names, in any case.
+func parseStatusCodes(names []string) ([]codes.Code, error) {
 	out := make([]codes.Code, 0, len(names))
 	for _, name := range names {
 		want := strings.ToUpper(strings.TrimSpace(name))
 		found := false
-		for code, n := range codeNames {
+		for code, n := range statusCodeNames {
 			if n == want || (want == "CANCELED" && code == codes.Canceled) {
 				out = append(out, code)
 				found = true

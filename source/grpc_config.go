@@ -159,7 +159,7 @@ type GRPCConfig struct {
 // NewGRPC checks cfg and returns a GRPC source. It reads the CA file but
 // does not contact the server: that happens in Run.
 func NewGRPC(cfg GRPCConfig) (*GRPC, error) {
-	if err := checkConfig(cfg); err != nil {
+	if err := checkGRPCConfig(cfg); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
@@ -193,9 +193,9 @@ func NewGRPC(cfg GRPCConfig) (*GRPC, error) {
 	return g, nil
 }
 
-// checkConfig rejects values that have no meaning, rather than reading
+// checkGRPCConfig rejects values that have no meaning, rather than reading
 // them as a default.
-func checkConfig(cfg GRPCConfig) error {
+func checkGRPCConfig(cfg GRPCConfig) error {
 	if cfg.Port < 0 || cfg.Port > 65535 {
 		return fmt.Errorf("source: GRPCConfig.Port %d is not a TCP port", cfg.Port)
 	}
