@@ -155,9 +155,9 @@ func WithFlags(doc []byte) Option {
 }
 
 // WithFractionalVersion selects the bucketing of the fractional operator.
-// fractional.V2, the default, matches every flagd daemon and provider in
-// use today; fractional.V3 hashes typed values and moves users to new
-// buckets; fractional.V1 keeps the buckets of old releases.
+// fractional.V2, the default, matches flagd and its other providers;
+// fractional.V3 hashes typed values and moves users to new buckets;
+// fractional.V1 keeps the buckets of old releases.
 func WithFractionalVersion(v fractional.Version) Option {
 	return func(c *config) {
 		if !v.Valid() {
@@ -342,11 +342,10 @@ func WithKeepAlive(d time.Duration) Option {
 }
 
 // WithMaxMessageSize bounds the size of one flag set message from a sync
-// server, in bytes (default 1 GiB, about five million flags as flagd
-// sends them; gRPC's own default of 4 MiB would stop at about 20,000). A
-// larger message is reported as PROVIDER_ERROR, with its size and the
-// bound, while the flags in force keep serving; the server is asked again
-// only after the longest backoff.
+// server, in bytes (default 1 GiB, because gRPC's own 4 MiB is too small
+// for large flag sets). A larger message is reported as PROVIDER_ERROR,
+// with its size and the bound, while the flags in force keep serving; the
+// server is asked again only after the longest backoff.
 func WithMaxMessageSize(bytes int) Option {
 	return func(c *config) {
 		if bytes <= 0 {
@@ -398,9 +397,8 @@ func WithCacheFile(path string) Option {
 
 // WithoutUsage turns off the counting of evaluations behind
 // Provider.Usage: evaluations count nothing, no clock goroutine runs, and
-// Usage is empty. Counting costs an evaluation one atomic add: 1 to 3 ns,
-// up to 4 ns on a disabled flag or an eight-bucket fractional
-// (BenchmarkUsageCost).
+// Usage is empty. Counting costs an evaluation one atomic add, which a
+// program that never reads Usage need not pay.
 func WithoutUsage() Option {
 	return func(c *config) { c.withoutUsage = true }
 }

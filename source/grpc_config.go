@@ -110,11 +110,14 @@ type GRPCConfig struct {
 	// catches connections that died silently.
 	StreamDeadline time.Duration
 	// RetryBackoff and RetryBackoffMax pace reconnecting; defaults 1s and
-	// 12s. The first attempt after a loss comes after RetryBackoff/4, so
-	// that a server restarting quickly is found at once; then the delay
-	// starts at RetryBackoff and doubles up to RetryBackoffMax, each with
-	// 20% jitter and never under 50ms. They also pace the channel's own
-	// reconnects and cap the retry policy's backoff.
+	// 12s (or RetryBackoff, if longer). The first attempt after a loss
+	// comes after RetryBackoff/4, so that a server restarting quickly is
+	// found at once; then every sixteenth of the outage's age, at least
+	// RetryBackoff/2 and at most RetryBackoffMax, so that a long outage is
+	// asked less and less often; each delay with 20% jitter and never
+	// under 50ms. They also pace the channel's own reconnects, from
+	// RetryBackoff doubling up to RetryBackoffMax, and cap the retry
+	// policy's backoff.
 	RetryBackoff    time.Duration
 	RetryBackoffMax time.Duration
 	// KeepAlive is the interval of HTTP/2 keepalive pings; 0 means none.
