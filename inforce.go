@@ -12,7 +12,7 @@ import (
 )
 
 // compile loads a flag document as the provider serves it: with the
-// provider's load options and the enrichment of its sync context. Flags
+// provider's compile options and the enrichment of its sync context. Flags
 // from the source and from the cache both come through here, so that a
 // cached flag set evaluates exactly as the live one did.
 func (p *Provider) compile(flags []byte, syncCtx map[string]any) (*evaluator.FlagSet, error) {
@@ -46,6 +46,8 @@ func (p *Provider) enrichment(syncCtx map[string]any) map[string]any {
 	return out
 }
 
+// unionKeys is every key of a and b, sorted: the flags that may evaluate
+// differently when the enrichment changes.
 func unionKeys(a, b *evaluator.FlagSet) []string {
 	keys := slices.Concat(a.Keys(), b.Keys())
 	slices.Sort(keys)

@@ -18,6 +18,8 @@ type fixedFlags struct {
 	update source.Update // what set was compiled from, for the cache file
 }
 
+// compileFixed compiles the document of WithFlags once, so that a
+// document that does not load is NewProvider's error.
 func (p *Provider) compileFixed(doc []byte) (*fixedFlags, error) {
 	set, err := p.compile(doc, nil)
 	if err != nil {

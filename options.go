@@ -274,6 +274,8 @@ func WithTargetURI(uri string) Option {
 	}, "WithTargetURI", "names a sync server's gRPC target")
 }
 
+// checkTargetURI rejects what cannot be a gRPC target, and an envoy
+// target without its authority, for WithTargetURI and FLAGD_TARGET_URI.
 func checkTargetURI(uri string) error {
 	if uri == "" {
 		return errors.New("the URI is empty")
