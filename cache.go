@@ -1,5 +1,8 @@
 package flagsnap
 
+// The cache file of WithCacheFile: the last accepted flag set, written
+// atomically and read back when Init cannot reach the source.
+
 import (
 	"encoding/json"
 	"errors"

@@ -1,120 +1,14 @@
 package flagsnap
 
+// What Init says when no flags came within its deadline: what was tried,
+// what went wrong last, and what to change.
+
 import (
-	"context"
 	"fmt"
-	"log/slog"
-	"net"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/open-feature/go-sdk/openfeature"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
-	"github.com/flagsnap/flagsnap/source"
 )
-
-// origin says where a provider's flags come from, in the words of its
-// messages, logs and events.
-type origin struct {
-	kind originKind
-	// name is what events carry as "source" and logs as "source": a
-	// file path, a server address, "memory", or a custom source's type.
-	name string
-	// what is name in a sentence, with what was asked of it: "the sync
-	// server at localhost:8015 (no TLS, no selector)".
-	what string
-}
-
-type originKind uint8
-
-const (
-	originServer originKind = iota
-	originFile
-	originMemory
-	originCustom
-)
-
-// describe works out the origin from the configuration, before any source
-// is built: the sources log through a logger that names it.
-func (p *Provider) describe() origin {
-	c := &p.cfg
-	switch {
-	case c.source != nil:
-		switch s := c.source.(type) {
-		case *source.Memory:
-			return origin{kind: originMemory, name: source.MemoryOrigin, what: "the memory source"}
-		case *source.File:
-			return origin{kind: originFile, name: s.Path(), what: "the flag file " + s.Path()}
-		case *source.GRPC:
-			return origin{kind: originServer, name: s.Target(), what: "the sync server at " + s.Target()}
-		}
-		name := fmt.Sprintf("%T", c.source)
-		return origin{kind: originCustom, name: name, what: "the source " + name}
-	case c.flags != nil:
-		return origin{kind: originMemory, name: source.MemoryOrigin, what: "the flags given with WithFlags"}
-	case c.Resolver == ResolverFile:
-		return origin{kind: originFile, name: c.OfflineFlagSourcePath, what: "the flag file " + c.OfflineFlagSourcePath}
-	}
-	var name string
-	switch {
-	case c.SocketPath != "":
-		name = "unix:" + c.SocketPath
-	case c.TargetURI != "":
-		name = c.TargetURI
-	default:
-		name = net.JoinHostPort(strings.Trim(c.Host, "[]"), strconv.Itoa(c.Port))
-	}
-	tls, selector := "no TLS", "no selector"
-	if c.TLS {
-		tls = "TLS"
-		if c.CertPath != "" {
-			tls += " trusting " + c.CertPath
-		}
-	}
-	if c.Selector != "" {
-		selector = "selector " + strconv.Quote(c.Selector)
-	}
-	return origin{kind: originServer, name: name, what: fmt.Sprintf("the sync server at %s (%s, %s)", name, tls, selector)}
-}
-
-// hint says what to change when no flags came from o, given the last
-// thing that went wrong (nil when nothing was heard at all).
-func (o origin) hint(cause error) string {
-	switch o.kind {
-	case originFile:
-		if strings.Contains(errText(cause), "no such file") {
-			return "create the file, or point WithFile (" + EnvOfflineFlagSourcePath + ") at the flag file"
-		}
-		return "fix the file, which is read again as soon as it changes, or point WithFile (" + EnvOfflineFlagSourcePath + ") at another"
-	case originServer:
-		return serverHint(cause)
-	case originMemory:
-		return "give a document that loads"
-	}
-	return "check the source"
-}
-
-func serverHint(cause error) string {
-	address := "the address comes from WithHost and WithPort (" + EnvHost + ", " + EnvSyncPort + " or " + EnvPort + "), WithTargetURI (" +
-		EnvTargetURI + ") or WithSocketPath (" + EnvSocketPath + ")"
-	text := errText(cause)
-	switch {
-	case cause == nil:
-		return "the server has not answered yet: check that it is up and reachable; " + address
-	case status.Code(cause) == codes.Unimplemented:
-		return "the server there does not serve flagd.sync.v1 (flagd serves it on its sync port, 8015 by default, not on its evaluation port 8013); " + address
-	case strings.Contains(text, "handshake"), strings.Contains(text, "certificate"), strings.Contains(text, "tls:"):
-		return "the TLS handshake failed: check WithTLS (" + EnvTLS + ") and the CA certificate (" + EnvServerCertPath + "), or drop TLS for a plaintext server"
-	case strings.Contains(text, "connection refused"):
-		return "nothing listens there: check that flagd (or flagsnap serve) runs with its sync port open; " + address
-	case strings.Contains(text, "over the limit"):
-		return "raise the bound with WithMaxMessageSize"
-	}
-	return "check that a flagd sync server runs there; " + address
-}
 
 // initError is what Init answers when no flags came within the deadline,
 // and what its PROVIDER_ERROR event and the log say: what was tried, what
@@ -128,7 +22,7 @@ func (r *run) initError(cause error) error {
 		heard = cause.Error()
 	}
 	msg := fmt.Sprintf("flagsnap: no flags within %v from %s: %s. To fix: %s. The provider keeps trying and reports READY when flags arrive",
-		r.p.cfg.Deadline, o.what, heard, o.hint(cause))
+		r.p.cfg.Deadline, o.description, heard, o.remedy(cause))
 	switch {
 	case r.rejectedSet:
 		return &openfeature.ProviderInitError{ErrorCode: openfeature.ParseErrorCode, Message: msg}
@@ -147,35 +41,3 @@ type initFailure struct {
 
 func (e *initFailure) Error() string { return e.msg }
 func (e *initFailure) Unwrap() error { return e.cause }
-
-// servingHandler adds to every log line of the provider and its source
-// which source it is and what the provider serves at that moment, so that
-// any one line tells the whole state.
-type servingHandler struct {
-	slog.Handler
-	p *Provider
-}
-
-func (h *servingHandler) Handle(ctx context.Context, rec slog.Record) error {
-	rec.AddAttrs(slog.String("source", h.p.origin.name), slog.String("serving", h.p.serving()))
-	return h.Handler.Handle(ctx, rec)
-}
-
-func (h *servingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &servingHandler{Handler: h.Handler.WithAttrs(attrs), p: h.p}
-}
-
-func (h *servingHandler) WithGroup(name string) slog.Handler {
-	return &servingHandler{Handler: h.Handler.WithGroup(name), p: h.p}
-}
-
-// serving says what evaluations answer from. It takes no lock: log lines
-// are written with the run's lock held.
-func (p *Provider) serving() string {
-	set := p.flags()
-	if set == nil {
-		return "nothing yet"
-	}
-	at := time.Unix(0, p.loadedAt.Load())
-	return fmt.Sprintf("%d flags loaded at %s", set.Len(), at.Format(time.RFC3339))
-}

@@ -1,5 +1,8 @@
 package flagsnap
 
+// The queue that hands the provider's events to OpenFeature without ever
+// blocking the sender.
+
 import (
 	"context"
 	"sync"
@@ -15,18 +18,20 @@ const maxQueuedEvents = 1024
 // emitter hands events to OpenFeature without ever blocking the sender:
 // events queue up and a pump goroutine delivers them in order.
 type emitter struct {
-	out  chan openfeature.Event
-	wake chan struct{}
+	out    chan openfeature.Event
+	queued chan struct{} // tells the pump that events are waiting
 
 	mu     sync.Mutex
 	queue  []openfeature.Event
 	closed bool
 }
 
+// newEmitter returns an emitter that drops what it is sent until open.
 func newEmitter() *emitter {
-	return &emitter{out: make(chan openfeature.Event, 16), wake: make(chan struct{}, 1), closed: true}
+	return &emitter{out: make(chan openfeature.Event, 16), queued: make(chan struct{}, 1), closed: true}
 }
 
+// open starts accepting events, for a new run.
 func (e *emitter) open() {
 	e.mu.Lock()
 	e.closed, e.queue = false, nil
@@ -40,6 +45,7 @@ func (e *emitter) close() {
 	e.mu.Unlock()
 }
 
+// send queues ev for the pump, dropping the oldest when the queue is full.
 func (e *emitter) send(ev openfeature.Event) {
 	e.mu.Lock()
 	if e.closed {
@@ -52,7 +58,7 @@ func (e *emitter) send(ev openfeature.Event) {
 	e.queue = append(e.queue, ev)
 	e.mu.Unlock()
 	select {
-	case e.wake <- struct{}{}:
+	case e.queued <- struct{}{}:
 	default:
 	}
 }
@@ -63,7 +69,7 @@ func (e *emitter) pump(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-e.wake:
+		case <-e.queued:
 		}
 		for {
 			e.mu.Lock()

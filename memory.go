@@ -1,5 +1,7 @@
 package flagsnap
 
+// The source behind WithFlags: a document compiled once by NewProvider.
+
 import (
 	"context"
 	"crypto/sha256"
@@ -16,6 +18,8 @@ type fixedFlags struct {
 	update source.Update // what set was compiled from, for the cache file
 }
 
+// compileFixed compiles the document of WithFlags once, so that a
+// document that does not load is NewProvider's error.
 func (p *Provider) compileFixed(doc []byte) (*fixedFlags, error) {
 	set, err := p.compile(doc, nil)
 	if err != nil {
@@ -28,9 +32,9 @@ func (p *Provider) compileFixed(doc []byte) (*fixedFlags, error) {
 // ever given, and holds them until ctx is done. Unlike other sources it
 // can run again, for an Init after Shutdown.
 func (f *fixedFlags) Run(ctx context.Context, s source.Sink) error {
-	sk := s.(*sink)
-	sk.p.stats.delivered()
-	_ = sk.put(f.set, f.update, sha256.Sum256(f.update.Flags))
+	providerSink := s.(*sink)
+	providerSink.p.stats.delivered()
+	_ = providerSink.acceptAndCache(f.set, f.update, sha256.Sum256(f.update.Flags))
 	<-ctx.Done()
 	return nil
 }

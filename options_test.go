@@ -305,12 +305,12 @@ func TestUnparsableVariablesNameTheVariable(t *testing.T) {
 }
 
 func TestStatusCodeNames(t *testing.T) {
-	got, err := statusCodes([]string{"permission_denied", " CANCELED ", "CANCELLED"})
+	got, err := parseStatusCodes([]string{"permission_denied", " CANCELED ", "CANCELLED"})
 	want := []codes.Code{codes.PermissionDenied, codes.Canceled, codes.Canceled}
 	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("got %v, %v; want %v", got, err, want)
 	}
-	if _, err := statusCodes([]string{"OK"}); err == nil {
+	if _, err := parseStatusCodes([]string{"OK"}); err == nil {
 		t.Error("OK is taken as a fatal status")
 	}
 }

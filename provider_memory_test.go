@@ -228,19 +228,19 @@ func TestMemoryLostGoesStaleThenErrorThenReady(t *testing.T) {
 // back, rejected documents included.
 func TestMemorySetCompilesOnce(t *testing.T) {
 	p, m, _ := onMemory(t)
-	if n := p.compiled.Load(); n != 1 {
+	if n := p.compilations.Load(); n != 1 {
 		t.Fatalf("%d compilations after Init, want 1", n)
 	}
 	if err := m.Set([]byte(flagsV2)); err != nil {
 		t.Fatal(err)
 	}
-	if n := p.compiled.Load(); n != 2 {
+	if n := p.compilations.Load(); n != 2 {
 		t.Errorf("%d compilations after a Set, want 2", n)
 	}
 	if err := m.Set([]byte(`{"flags": [`)); err == nil {
 		t.Fatal("Set of bad JSON returned no error")
 	}
-	if n := p.compiled.Load(); n != 3 {
+	if n := p.compilations.Load(); n != 3 {
 		t.Errorf("%d compilations after a rejected Set, want 3", n)
 	}
 }

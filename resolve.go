@@ -1,5 +1,8 @@
 package flagsnap
 
+// The OpenFeature evaluation methods: each reads the flag set in force and
+// turns the evaluator's answer into OpenFeature's.
+
 import (
 	"context"
 

@@ -1,5 +1,8 @@
 package flagsnap
 
+// SourceStatus, the health of a provider's flag source, and the counts
+// behind it.
+
 import (
 	"crypto/sha256"
 	"encoding/hex"
@@ -69,12 +72,15 @@ type sourceStats struct {
 	lastErrAt                              time.Time
 }
 
+// delivered counts a flag set the source delivered.
 func (s *sourceStats) delivered() {
 	s.mu.Lock()
 	s.received++
 	s.mu.Unlock()
 }
 
+// appliedSet counts a flag set put in force, and a reconnect when it ends
+// a loss.
 func (s *sourceStats) appliedSet(digest [sha256.Size]byte, recovered bool) {
 	s.mu.Lock()
 	s.applied++
@@ -85,6 +91,7 @@ func (s *sourceStats) appliedSet(digest [sha256.Size]byte, recovered bool) {
 	s.mu.Unlock()
 }
 
+// failed records what went wrong, and counts a rejected flag set.
 func (s *sourceStats) failed(err error, rejected bool) {
 	s.mu.Lock()
 	if rejected {
@@ -114,6 +121,8 @@ func (p *Provider) SourceStatus() SourceStatus {
 	return st
 }
 
+// sourceState reads the run's state as SourceStatus reports it: an error
+// with no flags served yet is still connecting.
 func (p *Provider) sourceState() SourceState {
 	p.mu.Lock()
 	r := p.run

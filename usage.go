@@ -1,5 +1,8 @@
 package flagsnap
 
+// Provider.Usage and the counting behind it: every evaluation counts in
+// the table of the flag set it was answered from.
+
 import (
 	"cmp"
 	"context"
@@ -29,7 +32,7 @@ const MaxMissingKeys = usage.MaxMissingKeys
 // counts add up (Evaluations is its variants, its errors and the
 // evaluations that served no variant). Evaluations do not wait for it,
 // but for the first of a flag, which allocates its counters; it costs
-// about a microsecond per flag, so a service may serve it from an HTTP
+// little enough per flag that a service may serve it from an HTTP
 // handler. With WithoutUsage it is empty.
 func (p *Provider) Usage() Usage {
 	if p.usage == nil {

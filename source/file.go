@@ -2,6 +2,7 @@ package source
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,11 +17,12 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/flagsnap/flagsnap/internal/flagddefault"
 )
 
 const (
-	defaultPollInterval = 5 * time.Second
-	defaultDebounce     = 50 * time.Millisecond
+	defaultDebounce = 50 * time.Millisecond
 
 	// minSettle keeps the second read of a settle check meaningful when
 	// Debounce is tiny: a writer needs a moment to issue its next write.
@@ -166,26 +168,28 @@ func NewFile(cfg FileConfig) (*File, error) {
 	if cfg.Debounce < 0 {
 		return nil, fmt.Errorf("source: FileConfig.Debounce must not be negative, got %v", cfg.Debounce)
 	}
-	f := &File{
+	cfg = cfg.withDefaults()
+	return &File{
 		path:       cfg.Path,
 		poll:       cfg.PollInterval,
 		debounce:   cfg.Debounce,
+		settle:     max(cfg.Debounce/2, minSettle),
 		log:        cfg.Logger,
 		seed:       maphash.MakeSeed(),
 		readFile:   readRegular,
 		newWatcher: fsnotify.NewWatcher,
+	}, nil
+}
+
+// withDefaults returns cfg with the settings left zero set to their
+// defaults: the one place where the source's defaults apply.
+func (cfg FileConfig) withDefaults() FileConfig {
+	cfg.PollInterval = cmp.Or(cfg.PollInterval, flagddefault.FilePollInterval)
+	cfg.Debounce = cmp.Or(cfg.Debounce, defaultDebounce)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if f.poll == 0 {
-		f.poll = defaultPollInterval
-	}
-	if f.debounce == 0 {
-		f.debounce = defaultDebounce
-	}
-	f.settle = max(f.debounce/2, minSettle)
-	if f.log == nil {
-		f.log = slog.New(slog.DiscardHandler)
-	}
-	return f, nil
+	return cfg
 }
 
 // Path returns the flag file's path as configured.

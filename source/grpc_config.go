@@ -20,27 +20,21 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
+
+	"github.com/flagsnap/flagsnap/internal/flagddefault"
 )
 
 const (
-	defaultGRPCHost        = "localhost"
-	defaultGRPCPort        = 8015
-	defaultDeadline        = 500 * time.Millisecond
-	defaultRetryBackoff    = time.Second
-	defaultRetryBackoffMax = 12 * time.Second
-
 	// DefaultMaxMessageSize is the largest flag set message a GRPC source
-	// receives unless told otherwise: 1 GiB. flagd re-encodes a flag set
-	// at about 207 bytes per flag, so a million flags (about 210 MB) fit
-	// with room to spare, where gRPC's own 4 MiB default stops at about
-	// 20,000 flags. gRPC checks a message's length before reading it, so
-	// the bound costs no memory until a message that large arrives.
-	DefaultMaxMessageSize = 1 << 30
+	// receives unless told otherwise: 1 GiB, because gRPC's own 4 MiB
+	// default is too small for large flag sets. gRPC checks a message's
+	// length before reading it, so the bound costs no memory until a
+	// message that large arrives.
+	DefaultMaxMessageSize = flagddefault.MaxMessageSize
 
 	// defaultLivenessInterval and defaultLivenessTimeout pace the check
-	// that notices a server gone silent without closing the connection:
-	// a probe every 10s that must be answered within 5s reports the loss
-	// within 15s, where the stream deadline alone would take 10 minutes.
+	// that notices a server gone silent without closing the connection,
+	// long before the stream deadline would.
 	defaultLivenessInterval = 10 * time.Second
 	defaultLivenessTimeout  = 5 * time.Second
 
@@ -116,11 +110,14 @@ type GRPCConfig struct {
 	// catches connections that died silently.
 	StreamDeadline time.Duration
 	// RetryBackoff and RetryBackoffMax pace reconnecting; defaults 1s and
-	// 12s. The first attempt after a loss comes after RetryBackoff/4, so
-	// that a server restarting quickly is found at once; then the delay
-	// starts at RetryBackoff and doubles up to RetryBackoffMax, each with
-	// 20% jitter and never under 50ms. They also pace the channel's own
-	// reconnects and cap the retry policy's backoff.
+	// 12s (or RetryBackoff, if longer). The first attempt after a loss
+	// comes after RetryBackoff/4, so that a server restarting quickly is
+	// found at once; then every sixteenth of the outage's age, at least
+	// RetryBackoff/2 and at most RetryBackoffMax, so that a long outage is
+	// asked less and less often; each delay with 20% jitter and never
+	// under 50ms. They also pace the channel's own reconnects, from
+	// RetryBackoff doubling up to RetryBackoffMax, and cap the retry
+	// policy's backoff.
 	RetryBackoff    time.Duration
 	RetryBackoffMax time.Duration
 	// KeepAlive is the interval of HTTP/2 keepalive pings; 0 means none.
@@ -165,9 +162,10 @@ type GRPCConfig struct {
 // NewGRPC checks cfg and returns a GRPC source. It reads the CA file but
 // does not contact the server: that happens in Run.
 func NewGRPC(cfg GRPCConfig) (*GRPC, error) {
-	if err := checkConfig(cfg); err != nil {
+	if err := checkGRPCConfig(cfg); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
 	g := newGRPC(cfg)
 	if g.retryMax < g.retryBackoff {
 		return nil, fmt.Errorf("source: GRPCConfig.RetryBackoffMax (%v) is less than RetryBackoff (%v)", g.retryMax, g.retryBackoff)
@@ -198,9 +196,9 @@ func NewGRPC(cfg GRPCConfig) (*GRPC, error) {
 	return g, nil
 }
 
-// checkConfig rejects values that have no meaning, rather than reading
+// checkGRPCConfig rejects values that have no meaning, rather than reading
 // them as a default.
-func checkConfig(cfg GRPCConfig) error {
+func checkGRPCConfig(cfg GRPCConfig) error {
 	if cfg.Port < 0 || cfg.Port > 65535 {
 		return fmt.Errorf("source: GRPCConfig.Port %d is not a TCP port", cfg.Port)
 	}
@@ -230,29 +228,41 @@ func checkConfig(cfg GRPCConfig) error {
 	return nil
 }
 
-// newGRPC takes the settings of a checked cfg, with defaults for those
-// left zero.
+// withDefaults returns cfg with the settings left zero set to their
+// defaults: the one place where the source's defaults apply.
+func (cfg GRPCConfig) withDefaults() GRPCConfig {
+	cfg.Host = cmp.Or(cfg.Host, flagddefault.Host)
+	cfg.Port = cmp.Or(cfg.Port, flagddefault.InProcessPort)
+	cfg.Deadline = cmp.Or(cfg.Deadline, flagddefault.Deadline)
+	cfg.RetryBackoff = cmp.Or(cfg.RetryBackoff, flagddefault.RetryBackoff)
+	if cfg.RetryBackoffMax == 0 {
+		// A long base delay given alone should not be rejected for
+		// exceeding a maximum nobody asked for.
+		cfg.RetryBackoffMax = max(flagddefault.RetryBackoffMax, cfg.RetryBackoff)
+	}
+	cfg.MaxMessageSize = cmp.Or(cfg.MaxMessageSize, DefaultMaxMessageSize)
+	cfg.LivenessInterval = cmp.Or(cfg.LivenessInterval, defaultLivenessInterval)
+	cfg.LivenessTimeout = cmp.Or(cfg.LivenessTimeout, defaultLivenessTimeout)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return cfg
+}
+
+// newGRPC takes the settings of a checked cfg, its defaults applied.
 func newGRPC(cfg GRPCConfig) *GRPC {
 	g := &GRPC{
 		selector:       cfg.Selector,
 		providerID:     cfg.ProviderID,
-		deadline:       cmp.Or(cfg.Deadline, defaultDeadline),
+		deadline:       cfg.Deadline,
 		streamDeadline: cfg.StreamDeadline,
-		retryBackoff:   cmp.Or(cfg.RetryBackoff, defaultRetryBackoff),
+		retryBackoff:   cfg.RetryBackoff,
 		retryMax:       cfg.RetryBackoffMax,
-		maxMessage:     cmp.Or(cfg.MaxMessageSize, DefaultMaxMessageSize),
-		liveEvery:      cmp.Or(cfg.LivenessInterval, defaultLivenessInterval),
-		liveTimeout:    cmp.Or(cfg.LivenessTimeout, defaultLivenessTimeout),
+		maxMessage:     cfg.MaxMessageSize,
+		liveEvery:      cfg.LivenessInterval,
+		liveTimeout:    cfg.LivenessTimeout,
 		fatal:          make(map[codes.Code]bool, len(cfg.FatalStatusCodes)),
 		log:            cfg.Logger,
-	}
-	if g.log == nil {
-		g.log = slog.New(slog.DiscardHandler)
-	}
-	if g.retryMax == 0 {
-		// A long base delay given alone should not be rejected for
-		// exceeding a maximum nobody asked for.
-		g.retryMax = max(defaultRetryBackoffMax, g.retryBackoff)
 	}
 	for _, c := range cfg.FatalStatusCodes {
 		g.fatal[c] = true
@@ -328,9 +338,6 @@ func resolveTarget(cfg GRPCConfig) (target, dial, authority string, err error) {
 
 	default:
 		host := cfg.Host
-		if host == "" {
-			host = defaultGRPCHost
-		}
 		// Accept an IPv6 literal with or without brackets.
 		if h, ok := strings.CutPrefix(host, "["); ok {
 			host = strings.TrimSuffix(h, "]")
@@ -338,11 +345,7 @@ func resolveTarget(cfg GRPCConfig) (target, dial, authority string, err error) {
 		if strings.ContainsAny(host, "/[] \t\r\n") || (strings.Contains(host, ":") && net.ParseIP(host) == nil) {
 			return "", "", "", fmt.Errorf("source: GRPCConfig.Host %q is not a host name or IP address (use Port or TargetURI for the rest)", cfg.Host)
 		}
-		port := cfg.Port
-		if port == 0 {
-			port = defaultGRPCPort
-		}
-		hp := net.JoinHostPort(host, strconv.Itoa(port))
+		hp := net.JoinHostPort(host, strconv.Itoa(cfg.Port))
 		return hp, "dns:///" + hp, "", nil
 	}
 }

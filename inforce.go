@@ -1,0 +1,81 @@
+package flagsnap
+
+// The flag set in force: how a flag document is compiled as the provider
+// serves it, and the snapshot evaluations read.
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/flagsnap/flagsnap/evaluator"
+	"github.com/flagsnap/flagsnap/internal/usage"
+)
+
+// compile loads a flag document as the provider serves it: with the
+// provider's compile options and the enrichment of its sync context. Flags
+// from the source and from the cache both come through here, so that a
+// cached flag set evaluates exactly as the live one did.
+func (p *Provider) compile(flags []byte, syncCtx map[string]any) (*evaluator.FlagSet, error) {
+	p.compilations.Add(1)
+	// The flags in force lend the new set every flag written as before:
+	// an update that changes one flag of many compiles that one.
+	opts := append(slices.Clip(p.compileOptions), evaluator.WithPrevious(p.flags()))
+	set, err := evaluator.Load(flags, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if enrich := p.enrichment(syncCtx); enrich != nil {
+		set = set.WithEnrichment(enrich)
+	}
+	return set, nil
+}
+
+// enrichment is the data every evaluation of a flag set sees: the user's
+// enricher's values with the sync context over them.
+func (p *Provider) enrichment(syncCtx map[string]any) map[string]any {
+	var out map[string]any
+	if p.cfg.enricher != nil {
+		out = maps.Clone(p.cfg.enricher(syncCtx))
+	}
+	if len(syncCtx) > 0 {
+		if out == nil {
+			out = make(map[string]any, len(syncCtx))
+		}
+		maps.Copy(out, syncCtx)
+	}
+	return out
+}
+
+// unionKeys is every key of a and b, sorted: the flags that may evaluate
+// differently when the enrichment changes.
+func unionKeys(a, b *evaluator.FlagSet) []string {
+	keys := slices.Concat(a.Keys(), b.Keys())
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// inForce is the flag set evaluations answer from, with the table they are
+// counted in (nil with WithoutUsage): one pointer, so that an evaluation
+// never counts in another set's table.
+type inForce struct {
+	set    *evaluator.FlagSet
+	counts *usage.Table
+}
+
+// flags is the flag set in force, nil before the first.
+func (p *Provider) flags() *evaluator.FlagSet {
+	if in := p.snap.Load(); in != nil {
+		return in.set
+	}
+	return nil
+}
+
+// putInForce makes set the flag set in force, counted from now on, and
+// returns the one it replaces. It is called under the run's lock.
+func (p *Provider) putInForce(set *evaluator.FlagSet) (old *evaluator.FlagSet) {
+	in := &inForce{set: set, counts: p.countUsage(set)}
+	if prev := p.snap.Swap(in); prev != nil {
+		return prev.set
+	}
+	return nil
+}

@@ -1,0 +1,22 @@
+// Package flagddefault holds the defaults of flagd's provider configuration
+// table in one place: the provider's exported Default constants and the
+// sources' fallbacks for settings left zero both read them, so the two
+// cannot drift apart.
+package flagddefault
+
+import "time"
+
+const (
+	Host             = "localhost"
+	RPCPort          = 8013 // flagd's evaluation port
+	InProcessPort    = 8015 // flagd's sync port
+	Deadline         = 500 * time.Millisecond
+	StreamDeadline   = 600 * time.Second
+	RetryBackoff     = 1 * time.Second
+	RetryBackoffMax  = 12 * time.Second
+	RetryGracePeriod = 5 * time.Second
+	FilePollInterval = 5 * time.Second
+	// MaxMessageSize is 1 GiB, far above gRPC's own 4 MiB, which large
+	// flag sets exceed.
+	MaxMessageSize = 1 << 30
+)

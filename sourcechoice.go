@@ -1,0 +1,111 @@
+package flagsnap
+
+// Which kind of source the options and variables choose, and which choice
+// wins: an option wins over a variable, and options that choose different
+// kinds of source contradict each other.
+
+import (
+	"slices"
+	"strings"
+)
+
+// sourceKind is where the flags come from, as far as the options and
+// variables have chosen.
+type sourceKind uint8
+
+const (
+	kindNone sourceKind = iota
+	kindFile
+	kindServer
+	kindMemory
+)
+
+// sourceChoice is an option that chose a kind of source, kept to name both
+// sides of a contradiction.
+type sourceChoice struct {
+	option string     // as an error shows it: WithResolver with its value
+	kind   sourceKind // what it chose
+	effect string     // what it asks for, in the words of an error
+}
+
+// optionName is the option's function name, without WithResolver's value.
+func (sc sourceChoice) optionName() string {
+	name, _, _ := strings.Cut(sc.option, "(")
+	return name
+}
+
+// resolverKind is the kind of source a resolver reads from.
+func resolverKind(r Resolver) sourceKind {
+	switch r {
+	case ResolverFile:
+		return kindFile
+	case ResolverInProcess, ResolverRPC:
+		return kindServer
+	}
+	return kindNone
+}
+
+// chooseSource records that the option chose a kind of source. A later
+// value of the same option replaces the earlier one, as with any option.
+// What the variables chose for another kind is dropped, because the
+// options win; what other options chose is kept, for settle to report.
+func (c *config) chooseSource(option string, kind sourceKind, effect string) {
+	choice := sourceChoice{option: option, kind: kind, effect: effect}
+	same := func(other sourceChoice) bool { return other.optionName() == choice.optionName() }
+	if i := slices.IndexFunc(c.sourceChoices, same); i >= 0 {
+		c.sourceChoices[i] = choice
+	} else {
+		c.sourceChoices = append(c.sourceChoices, choice)
+	}
+	c.dropOtherSources(kind, true)
+}
+
+// dropOtherSources clears what chose a kind of source other than kind;
+// with envOnly, only what the variables set.
+func (c *config) dropOtherSources(kind sourceKind, envOnly bool) {
+	if kind != kindMemory && !envOnly {
+		c.flags, c.source = nil, nil
+	}
+	if kind != kindFile && (c.pathFromEnv || !envOnly) {
+		c.OfflineFlagSourcePath, c.pathFromEnv = "", false
+	}
+	if c.Resolver != "" && resolverKind(c.Resolver) != kind && (c.resolverFromEnv || !envOnly) {
+		c.Resolver, c.resolverFromEnv = "", false
+	}
+}
+
+// reportContradictions reports options that choose different sources, one
+// pair for each two kinds of source, so that a file given with a host and
+// a port is one error.
+func (c *config) reportContradictions() {
+	reported := map[[2]sourceKind]bool{}
+	for i, a := range c.sourceChoices {
+		for _, b := range c.sourceChoices[i+1:] {
+			kinds := [2]sourceKind{min(a.kind, b.kind), max(a.kind, b.kind)}
+			if !contradicts(a, b) || reported[kinds] {
+				continue
+			}
+			reported[kinds] = true
+			c.fail("%s and %s contradict each other: %s %s, and %s %s; give one or the other",
+				a.option, b.option, a.option, a.effect, b.option, b.effect)
+		}
+	}
+}
+
+// contradicts tells whether two options that chose a source cannot be
+// given together.
+func contradicts(a, b sourceChoice) bool {
+	switch {
+	case a.kind == kindMemory || b.kind == kindMemory:
+		// Two memory choices are WithFlags and WithSource: the same option
+		// is a single choice.
+		return true
+	case a.kind == b.kind:
+		return false
+	}
+	// flagd's providers read in-process (or rpc) with a flag file as the
+	// file resolver (rpc stays rpc), and the conformance suite checks it.
+	serverResolver := func(sc sourceChoice) bool { return sc.kind == kindServer && sc.optionName() == "WithResolver" }
+	file := func(sc sourceChoice) bool { return sc.optionName() == "WithFile" }
+	return !(serverResolver(a) && file(b) || serverResolver(b) && file(a))
+}
