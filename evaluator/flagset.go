@@ -209,40 +209,12 @@ func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 // loadDocument is Load before the flag set's problems are reported: the
 // set, and the loader that has its warnings.
 func loadDocument(doc []byte, cfg config) (*FlagSet, *loader, error) {
-	if len(doc) >= streamLoadMin {
-		if set, l, ok := streamLoad(doc, cfg, streamWorkers()); ok {
-			return set, l, nil
-		}
-	}
-	return scanLoad(doc, cfg)
-}
-
-// scanLoad is loadDocument after a scan of the document for its flags.
-func scanLoad(doc []byte, cfg config) (*FlagSet, *loader, error) {
-	hint := 0
-	if cfg.prev != nil {
-		hint = cfg.prev.Len()
-	}
-	top, mayRef, err := decodeDocumentWith(doc, true, hint)
+	top, refs, err := decodeDocument(doc)
 	if err != nil {
 		return nil, nil, err
 	}
-	l := &loader{cfg: cfg, noRefs: !mayRef}
+	l := &loader{cfg: cfg, noRefs: !refs}
 	set, err := l.load(top)
-	if err == errNotJSON {
-		// A flag's definition is not JSON: encoding/json says where, or
-		// reads the document otherwise, and its reading stands.
-		raw, err := decodeJSON(doc)
-		if err != nil {
-			return nil, nil, err
-		}
-		top, ok := raw.(map[string]any)
-		if !ok {
-			return nil, nil, &DocumentError{Msg: fmt.Sprintf("the document is %s, not an object", jsonType(raw))}
-		}
-		l = &loader{cfg: cfg}
-		set, err = l.load(top)
-	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -267,23 +239,14 @@ type loader struct {
 	// form in vscratch: thousands of flags have the same few.
 	shared   map[string]*sharedVariants
 	vscratch []byte
-	// dec decodes the definitions of lazyFlags; notJSON is set when one
-	// does not decode.
-	dec     *fastDecoder
-	notJSON bool
-	prev    *flagIndex // the flags of WithPrevious, when they can be reused
-	// variants is reused by compileSpan for each definition's variants.
-	variants variantList
-	vals     []variant // read by setVariants, before shareVariants
-	locs     []loc     // reused by compileRule's compilers
-	def      flagDef   // the definition compileMember compiles
+	prev     *flagIndex // the flags of WithPrevious, when they can be reused
+	names    []string   // read by setVariants
+	vals     []variant  // read by setVariants, before shareVariants
+	locs     []loc      // reused by compileRule's compilers
 	paths    map[string]path
 	consts   map[constKey]*sharedConst
 	rules    int // compiled by compileRule
 }
-
-// errNotJSON is load's answer when a definition of lazyFlags is not JSON.
-var errNotJSON = errors.New("a flag definition is not JSON")
 
 // sharedVariants are variants that flags share, with their names boxed
 // for shareNames once one of them has a rule.
@@ -362,9 +325,6 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 		return nil, err
 	}
 	compiled := l.compileAll(defs, set.metadata)
-	if l.notJSON {
-		return nil, errNotJSON
-	}
 	return l.finish(set, top, defs, compiled), nil
 }
 
@@ -417,9 +377,13 @@ func (l *loader) finish(set *FlagSet, top map[string]any, defs []flagDef, compil
 		flags = append(flags, compiled[i])
 	}
 	set.index = newFlagIndex(flags)
-	switch top["flags"].(type) {
-	case map[string]any, lazyFlags:
+	switch t := top["flags"].(type) {
+	case map[string]any:
 		l.byFlag(set)
+	case *flagList:
+		if !t.array {
+			l.byFlag(set)
+		}
 	}
 	return set
 }
@@ -460,7 +424,6 @@ func (l *loader) compileAll(defs []flagDef, setMeta map[string]any) []*flag {
 	}
 	wg.Wait()
 	for i := range subs {
-		l.notJSON = l.notJSON || subs[i].notJSON
 		l.warnings = append(l.warnings, subs[i].warnings...)
 		for j, p := range subs[i].problems {
 			l.addProblems(j, p)
@@ -486,77 +449,44 @@ func loadWorkers(n int) int {
 
 func (l *loader) compileRange(defs []flagDef, setMeta map[string]any, out []*flag, lo, hi int) {
 	for i := lo; i < hi; i++ {
-		f, p, ok := l.compileDef(&defs[i], nil, setMeta)
-		if !ok {
-			l.notJSON = true
-			return
-		}
+		f, p := l.compileDef(&defs[i], setMeta)
 		if len(p) > 0 {
 			l.addProblems(i, p)
 		}
 		out[i] = f
+		defs[i].raw = nil // what the flag was compiled from need not stay
 	}
 }
 
 // compileDef compiles the definition fd as a flag set does: a flag
 // written exactly as in WithPrevious's set is taken from it as it is
 // (fd.reused), one with a problem of its own is left nil, and any other
-// is compiled, from def when it is decoded already (nil otherwise). ok is
-// false when the definition as written is not JSON.
-func (l *loader) compileDef(fd *flagDef, def *defFields, setMeta map[string]any) (f *flag, problems []FlagProblem, ok bool) {
+// is compiled.
+func (l *loader) compileDef(fd *flagDef, setMeta map[string]any) (*flag, []FlagProblem) {
+	if fd.problem != nil {
+		return nil, nil
+	}
 	var written uint64
 	if fd.span != nil {
 		written = maphash.Bytes(writtenSeed, fd.span)
 		if l.prev != nil {
 			if f := l.prev.get(fd.key); f != nil && f.reusable && f.written == written {
-				fd.key, fd.keyView, fd.reused = f.key, false, true
-				return f, nil, true
+				fd.key, fd.reused = f.key, true
+				return f, nil
 			}
 		}
 	}
-	if fd.problem != nil {
-		return nil, nil, true
-	}
-	if fd.keyView {
-		fd.key, fd.keyView = strings.Clone(fd.key), false
-	}
 	warned := len(l.warnings)
-	switch {
-	case def != nil:
-		f, problems = l.compileFields(fd, *def, setMeta)
-	case fd.span != nil:
-		if f, problems, ok = l.compileSpan(fd, setMeta); !ok {
-			return nil, nil, false
-		}
-	default:
-		f, problems = l.compileFlag(fd, setMeta)
-	}
+	f, problems := l.compileFlag(fd, setMeta)
 	f.written = written
 	f.reusable = written != 0 && len(problems) == 0 && len(l.warnings) == warned
-	return f, problems, true
-}
-
-// decoder is the loader's decoder of definitions, made on first use.
-func (l *loader) decoder() *fastDecoder {
-	if l.dec == nil {
-		l.dec = &fastDecoder{intern: make(map[string]any, 64), nums: make(map[string]any, 16)}
-	}
-	return l.dec
-}
-
-// readDef reads the definition object at the decoder's position, its
-// variants into the loader's list.
-func (l *loader) readDef() (defFields, bool) {
-	list := &l.variants
-	list.names, list.raws = list.names[:0], list.raws[:0]
-	return l.dec.defFields(list, l.noRefs)
+	return f, problems
 }
 
 type flagDef struct {
 	key     string
 	raw     any
-	span    []byte // the definition as written, until it is decoded into raw
-	keyView bool   // key is a view of the document's bytes (see lazyFlags)
+	span    []byte // the definition as written, when it was decoded from JSON
 	reused  bool   // the flag was taken from WithPrevious
 	problem error
 	unnamed bool // an entry without a key: it cannot be asked for
@@ -583,7 +513,10 @@ func flagDefinitions(top map[string]any) ([]flagDef, error) {
 		return nil, &DocumentError{Msg: `"flags" is missing`}
 	}
 	switch t := raw.(type) {
-	case lazyFlags:
+	case *flagList:
+		if t.array {
+			return arrayDefinitions(t.defs), nil
+		}
 		return lastOfEachKey(t.defs), nil
 	case map[string]any:
 		// In map order: load sorts what it reports by flag key, which is
@@ -594,25 +527,37 @@ func flagDefinitions(top map[string]any) ([]flagDef, error) {
 		}
 		return defs, nil
 	case []any:
-		defs := make([]flagDef, 0, len(t))
-		seen := map[string]int{}
+		defs := make([]flagDef, len(t))
 		for i, el := range t {
-			obj, _ := el.(map[string]any)
-			key, _ := obj["key"].(string)
-			if key == "" {
-				defs = append(defs, flagDef{key: fmt.Sprintf("flags[%d]", i), problem: fmt.Errorf(`flag entry has no "key"`), unnamed: true, index: i})
-				continue
-			}
-			if j, dup := seen[key]; dup {
-				defs[j].problem = fmt.Errorf("flag key is defined more than once")
-				continue
-			}
-			seen[key] = len(defs)
-			defs = append(defs, flagDef{key: key, raw: el, index: i})
+			defs[i] = flagDef{raw: el, index: i}
 		}
-		return defs, nil
+		return arrayDefinitions(defs), nil
 	}
 	return nil, &DocumentError{Msg: fmt.Sprintf(`"flags" is %s, not an object or an array`, jsonType(raw)), Path: []string{"flags"}}
+}
+
+// arrayDefinitions gives the entries of an array of flags their keys,
+// which they carry: one without a key is a problem, as is a key defined
+// more than once.
+func arrayDefinitions(entries []flagDef) []flagDef {
+	defs := entries[:0]
+	seen := map[string]int{}
+	for _, fd := range entries {
+		obj, _ := fd.raw.(map[string]any)
+		fd.key, _ = obj["key"].(string)
+		if fd.key == "" {
+			fd.key, fd.problem, fd.unnamed = fmt.Sprintf("flags[%d]", fd.index), fmt.Errorf(`flag entry has no "key"`), true
+			defs = append(defs, fd)
+			continue
+		}
+		if j, dup := seen[fd.key]; dup {
+			defs[j].problem = fmt.Errorf("flag key is defined more than once")
+			continue
+		}
+		seen[fd.key] = len(defs)
+		defs = append(defs, fd)
+	}
+	return defs
 }
 
 // lastOfEachKey keeps the last definition of each key, as decoding the
@@ -706,7 +651,7 @@ func (l *loader) compileFlag(fd *flagDef, setMeta map[string]any) (*flag, []Flag
 }
 
 // defFields are the members of a definition that the loader reads, as
-// decoded; variants may also be a *variantList.
+// decoded.
 type defFields struct {
 	state, variants, defaultVariant, targeting, metadata any
 }
@@ -747,7 +692,7 @@ func (l *loader) compileFields(fd *flagDef, def defFields, setMeta map[string]an
 		problems = append(problems, FlagProblem{Flag: key, Path: fd.path(at...), Err: err})
 	}
 	variantsOK := true
-	for _, p := range f.setVariants(def.variants, &l.vals) {
+	for _, p := range f.setVariants(def.variants, l) {
 		add(p.err, p.at...)
 		variantsOK = variantsOK && len(p.at) > 1 // one variant's problem
 	}
@@ -830,37 +775,34 @@ type issue struct {
 // reported; a variant is of the wrong type when it differs from the first
 // (in name order) that can be read.
 //
-// The variants are read into scratch, which f.vals is then a view of:
-// shareVariants gives f its own.
-func (f *flag) setVariants(raw any, scratch *[]variant) []issue {
-	list, ok := raw.(*variantList)
+// The variants are read into the loader's scratch, which f.vals is then a
+// view of: shareVariants gives f its own.
+func (f *flag) setVariants(raw any, l *loader) []issue {
+	obj, ok := raw.(map[string]any)
 	if !ok {
-		obj, ok := raw.(map[string]any)
-		if !ok {
-			if raw == nil {
-				return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is missing`)}}
-			}
-			return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is %s, not an object`, jsonType(raw))}}
+		if raw == nil {
+			return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is missing`)}}
 		}
-		list = &variantList{}
-		for name, v := range obj {
-			list.set(name, v)
-		}
-		list.sort()
+		return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is %s, not an object`, jsonType(raw))}}
 	}
-	if len(list.names) == 0 {
+	if len(obj) == 0 {
 		return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is empty`)}}
 	}
-	names := list.names
+	names := l.names[:0]
+	for name := range obj {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	l.names = names
 	if len(names) > maxScannedVariants {
 		f.variants = make(map[string]int, len(names))
 	}
-	f.vals = slices.Grow((*scratch)[:0], len(names))[:len(names)]
-	*scratch = f.vals
+	f.vals = slices.Grow(l.vals[:0], len(names))[:len(names)]
+	l.vals = f.vals
 	var problems []issue
 	first := -1 // the first variant read, whose type the others must have
 	for i, name := range names {
-		v, err := newVariant(name, list.raws[i])
+		v, err := newVariant(name, obj[name])
 		switch {
 		case err != nil:
 			problems = append(problems, issue{[]string{"variants", name}, err})
@@ -1101,30 +1043,20 @@ type substitution struct {
 // substitute is resolveRefs, also telling whether anything was replaced.
 func (s *substitution) substitute(raw any) (any, bool) {
 	switch t := raw.(type) {
+	case *op1:
+		if name, ok := t.val.(string); ok && t.key == "$ref" {
+			return s.evaluator(name)
+		}
+		n := len(s.problems)
+		r, changed := s.substitute(t.val)
+		s.inside(n, t.key)
+		if !changed {
+			return t, false
+		}
+		return &op1{key: t.key, val: r}, true
 	case map[string]any:
 		if name, ok := t["$ref"].(string); ok {
-			ev, found := s.l.evaluators[name]
-			if !found {
-				return s.unresolved(fmt.Errorf("$ref %q names no entry of $evaluators", name))
-			}
-			if len(t) == 1 {
-				return ev, true
-			}
-			body, ok := ev.(map[string]any)
-			if !ok {
-				return s.unresolved(fmt.Errorf("$ref %q is used inside an object but is not an object", name))
-			}
-			merged := make(map[string]any, len(t)-1+len(body))
-			for k, v := range t {
-				if k == "$ref" {
-					continue
-				}
-				n := len(s.problems)
-				merged[k], _ = s.substitute(v)
-				s.inside(n, k)
-			}
-			maps.Copy(merged, body)
-			return merged, true
+			return s.merge(t, name)
 		}
 		var out map[string]any
 		for k, v := range t {
@@ -1163,6 +1095,43 @@ func (s *substitution) substitute(raw any) (any, bool) {
 		return out, true
 	}
 	return raw, false
+}
+
+// merge is what an object with a "$ref" to name stands for: the
+// evaluator itself, or, next to other members, an object with those
+// members and the evaluator's, which win.
+func (s *substitution) merge(t map[string]any, name string) (any, bool) {
+	if len(t) == 1 {
+		return s.evaluator(name)
+	}
+	ev, found := s.l.evaluators[name]
+	if !found {
+		return s.unresolved(fmt.Errorf("$ref %q names no entry of $evaluators", name))
+	}
+	body, ok := ev.(map[string]any)
+	if !ok {
+		return s.unresolved(fmt.Errorf("$ref %q is used inside an object but is not an object", name))
+	}
+	merged := make(map[string]any, len(t)-1+len(body))
+	for k, v := range t {
+		if k == "$ref" {
+			continue
+		}
+		n := len(s.problems)
+		merged[k], _ = s.substitute(v)
+		s.inside(n, k)
+	}
+	maps.Copy(merged, body)
+	return merged, true
+}
+
+// evaluator is what {"$ref": name} stands for.
+func (s *substitution) evaluator(name string) (any, bool) {
+	ev, found := s.l.evaluators[name]
+	if !found {
+		return s.unresolved(fmt.Errorf("$ref %q names no entry of $evaluators", name))
+	}
+	return ev, true
 }
 
 // unresolved records the problem of a $ref, at its "$ref" member.
@@ -1253,16 +1222,6 @@ func canonicalAppend(b []byte, x any) []byte {
 		b = binary.AppendUvarint(b, uint64(len(t.key)))
 		b = append(b, t.key...)
 		return canonicalAppend(b, t.val)
-	case *variantList:
-		// As the object it was read from.
-		b = append(b, 'm')
-		b = binary.AppendUvarint(b, uint64(len(t.names)))
-		for i, k := range t.names {
-			b = binary.AppendUvarint(b, uint64(len(k)))
-			b = append(b, k...)
-			b = canonicalAppend(b, t.raws[i])
-		}
-		return b
 	}
 	// Not a decoded JSON value; its Go syntax still tells values apart.
 	return fmt.Appendf(append(b, '?'), "%#v", x)

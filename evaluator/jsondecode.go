@@ -2,7 +2,7 @@ package evaluator
 
 import (
 	"encoding/json"
-	"runtime"
+	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -13,17 +13,18 @@ const maxJSONDepth = 10000
 
 // fastDecoder parses a JSON document into the values encoding/json's
 // Decoder produces with UseNumber (map[string]any, []any, string,
-// json.Number, bool, nil), in one pass and without reflection. Loading
-// large flag sets spends most of its time here.
+// json.Number, bool, nil), in one pass and without reflection, with two
+// exceptions: the document's "flags" is a *flagList, and within a flag's
+// "targeting" an object of one member is an *op1. Loading large flag sets
+// spends much of its time here.
 //
-// It only reports whether the document is valid: for an invalid one the
-// caller asks encoding/json, whose messages (and line and column) users
-// see. Strings and numbers up to internMax bytes are interned for the
-// document, boxed as the interface values they are decoded into, since
-// flag sets repeat the same keys, states, variant names and weights
-// thousands of times: each is made and boxed once (boxing a string
-// allocates), and the flag set keeps them, so sharing them saves memory
-// too.
+// A document that is not JSON stops it where encoding/json would stop, and
+// with encoding/json's message (see syntaxError). Strings and numbers up
+// to internMax bytes are interned for the document, boxed as the interface
+// values they are decoded into, since flag sets repeat the same keys,
+// states, variant names and weights thousands of times: each is made and
+// boxed once (boxing a string allocates), and the flag set keeps them, so
+// sharing them saves memory too.
 type fastDecoder struct {
 	data   []byte
 	pos    int
@@ -33,14 +34,15 @@ type fastDecoder struct {
 	stack  []any          // elements of the arrays and objects being built
 	keys   []string
 	refs   bool // some object has a "$ref" key
-	// lazy: a "flags" object is read as lazyFlags.
-	lazy     bool
+	// defDepth is the depth of the objects that define flags while the
+	// document's "flags" is decoded, and 0 otherwise.
+	defDepth int
 	single   bool // an object of one member is an *op1
-	lazyHint int  // how many members lazyFlags will have, about
-
-	// A "flags" object of wideMin bytes or more is decoded by up to
-	// workers goroutines (see parallelObject).
-	wideMin, workers int
+	// failAt is where the document stops being JSON (len(data) when it
+	// ends too early), and failure what encoding/json says of the byte
+	// there, after "invalid character …".
+	failAt  int
+	failure string
 }
 
 const internMax = 32
@@ -51,60 +53,78 @@ const internMax = 32
 // values), and a map growing with them costs more than it shares.
 const internCap = 4096
 
-// decodeFast parses data, reporting ok=false for anything encoding/json
-// might not accept exactly so.
-func decodeFast(data []byte) (v any, refs, ok bool) {
-	return decodeFastWide(data, parallelDecodeMin, min(runtime.GOMAXPROCS(0), maxDecodeWorkers))
+// The contexts of encoding/json's messages, after "invalid character …".
+const (
+	beginValue = "looking for beginning of value"
+	beginKey   = "looking for beginning of object key string"
+	afterKey   = "after object key"
+	afterPair  = "after object key:value pair"
+	afterElem  = "after array element"
+)
+
+// flagList is a document's "flags" as decoded: its definitions in the
+// order written, each with the bytes of its value (flagDef.span), which
+// tell a definition written as before from a changed one (see
+// WithPrevious).
+type flagList struct {
+	defs  []flagDef
+	array bool // an array of definitions, each with its "key"
 }
 
-// decodeFastWide is decodeFast with the parallel decoding of a large
-// "flags" object set as given.
-func decodeFastWide(data []byte, wideMin, workers int) (v any, refs, ok bool) {
-	return decodeFastWith(fastDecoder{data: data, wideMin: wideMin, workers: workers})
+// op1 is an object of one member, as a rule's operations are written,
+// decoded without a map: the compiler reads it as the map it stands for.
+type op1 struct {
+	key string
+	val any
 }
 
-// decodeFastLazy is decodeFast reading a "flags" object as lazyFlags.
-// flags is about how many members it has, or 0 when that is not known.
-func decodeFastLazy(data []byte, flags int) (v any, refs, ok bool) {
-	if flags <= 0 {
-		// About the size of the definitions of the standard mix: growing
-		// the list as it fills costs more than a guess that is too large.
-		flags = len(data) / 128
-	}
-	return decodeFastWith(fastDecoder{data: data, lazy: true, lazyHint: flags})
+// MarshalJSON writes the object, for the messages that quote a rule.
+func (o *op1) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{o.key: o.val})
 }
 
-func decodeFastWith(d fastDecoder) (v any, refs, ok bool) {
-	d.intern, d.nums = make(map[string]any, 64), make(map[string]any, 16)
-	v, ok = d.value()
-	if !ok {
-		return nil, false, false
-	}
-	d.space()
-	if d.pos != len(d.data) {
-		return nil, false, false
-	}
-	return v, d.refs, true
-}
-
-// objectAhead reports whether an object starts at d.pos (after spaces).
-func (d *fastDecoder) objectAhead() bool {
-	d.space()
-	return d.pos < len(d.data) && d.data[d.pos] == '{'
-}
-
-// defDepth is the depth a flag's definition starts at within a document
-// (inside the document's object and "flags"), counted as the decoder
-// counts it, so that a definition decoded on its own meets the same limit
-// as in the whole document.
-const defDepth = 2
-
-// decodeSpan decodes data, a flag's definition, with d's interned strings.
-func (d *fastDecoder) decodeSpan(data []byte) (any, bool) {
-	d.data, d.pos, d.depth = data, 0, defDepth
+// decodeJSON decodes a JSON document. refs reports whether an object in it
+// has a "$ref" member; err is a *SyntaxError.
+func decodeJSON(data []byte) (v any, refs bool, err error) {
+	d := fastDecoder{data: data, intern: make(map[string]any, 64), nums: make(map[string]any, 16)}
 	v, ok := d.value()
+	if !ok {
+		return nil, false, d.syntaxError()
+	}
 	d.space()
-	return v, ok && d.pos == len(d.data)
+	if d.pos != len(data) {
+		return nil, false, syntaxErrorAt(data, d.pos, "unexpected data after the top-level value")
+	}
+	return v, d.refs, nil
+}
+
+// fail records that the document stops being JSON at d.pos, where
+// encoding/json would say "invalid character …" and then why. It
+// returns false, for the caller to return.
+func (d *fastDecoder) fail(why string) bool {
+	d.failAt, d.failure = d.pos, why
+	return false
+}
+
+// syntaxError is the error of a document that fail stopped.
+func (d *fastDecoder) syntaxError() *SyntaxError {
+	if d.failAt >= len(d.data) {
+		return syntaxErrorAt(d.data, len(d.data)-1, "unexpected end of document")
+	}
+	c := d.data[d.failAt]
+	return syntaxErrorAt(d.data, d.failAt, "invalid character "+quoteChar(c)+" "+d.failure)
+}
+
+// quoteChar quotes a byte as encoding/json's messages do.
+func quoteChar(c byte) string {
+	switch c {
+	case '\'':
+		return `'\''`
+	case '"':
+		return `'"'`
+	}
+	s := strconv.Quote(string(rune(c)))
+	return "'" + s[1:len(s)-1] + "'"
 }
 
 func (d *fastDecoder) space() {
@@ -121,7 +141,7 @@ func (d *fastDecoder) space() {
 func (d *fastDecoder) value() (any, bool) {
 	d.space()
 	if d.pos >= len(d.data) {
-		return nil, false
+		return nil, d.fail(beginValue)
 	}
 	switch c := d.data[d.pos]; {
 	case c == '{':
@@ -139,12 +159,15 @@ func (d *fastDecoder) value() (any, bool) {
 	case c == '-' || (c >= '0' && c <= '9'):
 		return d.number()
 	}
-	return nil, false
+	return nil, d.fail(beginValue)
 }
 
 func (d *fastDecoder) literal(word string) bool {
-	if len(d.data)-d.pos < len(word) || string(d.data[d.pos:d.pos+len(word)]) != word {
-		return false
+	for i := 1; i < len(word); i++ {
+		if p := d.pos + i; p >= len(d.data) || d.data[p] != word[i] {
+			d.pos = p
+			return d.fail("in literal " + word + " (expecting " + quoteChar(word[i]) + ")")
+		}
 	}
 	d.pos += len(word)
 	return true
@@ -154,7 +177,7 @@ func (d *fastDecoder) literal(word string) bool {
 func (d *fastDecoder) member() (string, any, bool) {
 	d.space()
 	if d.pos >= len(d.data) || d.data[d.pos] != '"' {
-		return "", nil, false
+		return "", nil, d.fail(beginKey)
 	}
 	kv, ok := d.str()
 	if !ok {
@@ -166,32 +189,43 @@ func (d *fastDecoder) member() (string, any, bool) {
 	}
 	d.space()
 	if d.pos >= len(d.data) || d.data[d.pos] != ':' {
-		return "", nil, false
+		return "", nil, d.fail(afterKey)
 	}
 	d.pos++
 	var v any
-	if d.depth == 1 && k == "flags" && d.lazy && d.objectAhead() {
-		v, ok = d.lazyMembers()
-	} else if d.depth == 1 && k == "flags" && d.wideObjectAhead() {
-		v, ok = d.parallelObject()
-	} else {
+	switch {
+	case d.depth == 1 && k == "flags":
+		v, ok = d.flags()
+	case d.depth == d.defDepth && k == "targeting":
+		d.single = true
+		v, ok = d.value()
+		d.single = false
+	default:
 		v, ok = d.value()
 	}
 	return k, v, ok
 }
 
-func (d *fastDecoder) object() (any, bool) {
+// enter counts the object or array that starts at d.pos in the depth.
+func (d *fastDecoder) enter() bool {
 	if d.depth++; d.depth > maxJSONDepth {
+		return d.fail("exceeded max depth")
+	}
+	d.pos++
+	d.space()
+	return true
+}
+
+func (d *fastDecoder) object() (any, bool) {
+	if !d.enter() {
 		return nil, false
 	}
 	defer func() { d.depth-- }()
-	d.pos++ // '{'
-	base, kbase := len(d.stack), len(d.keys)
-	d.space()
 	if d.pos < len(d.data) && d.data[d.pos] == '}' {
 		d.pos++
 		return map[string]any{}, true
 	}
+	base, kbase := len(d.stack), len(d.keys)
 	for {
 		k, v, ok := d.member()
 		if !ok {
@@ -199,34 +233,36 @@ func (d *fastDecoder) object() (any, bool) {
 		}
 		d.keys = append(d.keys, k)
 		d.stack = append(d.stack, v)
-		more, ok := d.after('}')
+		more, ok := d.after('}', afterPair)
 		if !ok {
 			return nil, false
 		}
-		if !more && d.single && len(d.keys)-kbase == 1 {
-			o := &op1{key: d.keys[kbase], val: d.stack[base]}
-			d.stack[base] = nil
-			d.stack, d.keys = d.stack[:base], d.keys[:kbase]
-			return o, true
+		if more {
+			continue
 		}
-		if !more {
+		var o any
+		if d.single && len(d.keys)-kbase == 1 {
+			o = &op1{key: d.keys[kbase], val: d.stack[base]}
+		} else {
 			m := make(map[string]any, len(d.keys)-kbase)
 			for i, k := range d.keys[kbase:] {
 				m[k] = d.stack[base+i] // a repeated key: the last wins, as in encoding/json
 			}
-			clear(d.stack[base:])
-			d.stack, d.keys = d.stack[:base], d.keys[:kbase]
-			return m, true
+			o = m
 		}
+		clear(d.stack[base:])
+		d.stack, d.keys = d.stack[:base], d.keys[:kbase]
+		return o, true
 	}
 }
 
 // after reads what follows an element of an object or an array: a comma
-// (more reports it) or the closing byte.
-func (d *fastDecoder) after(closing byte) (more, ok bool) {
+// (more reports it) or the closing byte. why is encoding/json's word for
+// anything else there.
+func (d *fastDecoder) after(closing byte, why string) (more, ok bool) {
 	d.space()
 	if d.pos >= len(d.data) {
-		return false, false
+		return false, d.fail(why)
 	}
 	switch d.data[d.pos] {
 	case ',':
@@ -236,28 +272,26 @@ func (d *fastDecoder) after(closing byte) (more, ok bool) {
 		d.pos++
 		return false, true
 	}
-	return false, false
+	return false, d.fail(why)
 }
 
 func (d *fastDecoder) array() (any, bool) {
-	if d.depth++; d.depth > maxJSONDepth {
+	if !d.enter() {
 		return nil, false
 	}
 	defer func() { d.depth-- }()
-	d.pos++ // '['
-	base := len(d.stack)
-	d.space()
 	if d.pos < len(d.data) && d.data[d.pos] == ']' {
 		d.pos++
 		return []any{}, true
 	}
+	base := len(d.stack)
 	for {
 		v, ok := d.value()
 		if !ok {
 			return nil, false
 		}
 		d.stack = append(d.stack, v)
-		more, ok := d.after(']')
+		more, ok := d.after(']', afterElem)
 		if !ok {
 			return nil, false
 		}
@@ -271,13 +305,83 @@ func (d *fastDecoder) array() (any, bool) {
 	}
 }
 
+// flags decodes the document's "flags" member: an object or an array is a
+// *flagList, anything else its value.
+func (d *fastDecoder) flags() (any, bool) {
+	d.space()
+	if d.pos >= len(d.data) || (d.data[d.pos] != '{' && d.data[d.pos] != '[') {
+		return d.value()
+	}
+	list := &flagList{array: d.data[d.pos] == '['}
+	closing, why := byte('}'), afterPair
+	if list.array {
+		closing, why = ']', afterElem
+	}
+	if !d.enter() {
+		return nil, false
+	}
+	defer func() { d.depth-- }()
+	d.defDepth = d.depth + 1
+	defer func() { d.defDepth = 0 }()
+	if d.pos < len(d.data) && d.data[d.pos] == closing {
+		d.pos++
+		return list, true
+	}
+	for {
+		fd := flagDef{index: -1}
+		if list.array {
+			fd.index = len(list.defs)
+		} else if !d.flagKey(&fd) {
+			return nil, false
+		}
+		d.space()
+		start := d.pos
+		raw, ok := d.value()
+		if !ok {
+			return nil, false
+		}
+		fd.raw, fd.span = raw, d.data[start:d.pos]
+		list.defs = append(list.defs, fd)
+		more, ok := d.after(closing, why)
+		if !ok {
+			return nil, false
+		}
+		if !more {
+			return list, true
+		}
+	}
+}
+
+// flagKey reads the key of a member of a "flags" object, and the colon
+// after it. A flag's key is its own: it is not interned.
+func (d *fastDecoder) flagKey(fd *flagDef) bool {
+	d.space()
+	if d.pos >= len(d.data) || d.data[d.pos] != '"' {
+		return d.fail(beginKey)
+	}
+	if b, plain := d.plainStr(); plain {
+		fd.key = string(b)
+	} else {
+		kv, ok := d.str()
+		if !ok {
+			return false
+		}
+		fd.key = kv.(string)
+	}
+	if fd.key == "$ref" {
+		d.refs = true
+	}
+	d.space()
+	if d.pos >= len(d.data) || d.data[d.pos] != ':' {
+		return d.fail(afterKey)
+	}
+	d.pos++
+	return true
+}
+
 // number checks the JSON number grammar and keeps the text as written.
 func (d *fastDecoder) number() (any, bool) {
-	start := d.pos
-	p := d.pos
-	if d.data[p] == '-' {
-		p++
-	}
+	start, p := d.pos, d.pos
 	digits := func() int {
 		n := 0
 		for p < len(d.data) && d.data[p] >= '0' && d.data[p] <= '9' {
@@ -286,18 +390,22 @@ func (d *fastDecoder) number() (any, bool) {
 		}
 		return n
 	}
-	if p >= len(d.data) {
-		return nil, false
+	fail := func(why string) (any, bool) {
+		d.pos = p
+		return nil, d.fail(why)
 	}
-	if d.data[p] == '0' {
+	if d.data[p] == '-' {
+		p++
+	}
+	if p < len(d.data) && d.data[p] == '0' {
 		p++
 	} else if digits() == 0 {
-		return nil, false
+		return fail("in numeric literal")
 	}
 	if p < len(d.data) && d.data[p] == '.' {
 		p++
 		if digits() == 0 {
-			return nil, false
+			return fail("after decimal point in numeric literal")
 		}
 	}
 	if p < len(d.data) && (d.data[p] == 'e' || d.data[p] == 'E') {
@@ -306,7 +414,7 @@ func (d *fastDecoder) number() (any, bool) {
 			p++
 		}
 		if digits() == 0 {
-			return nil, false
+			return fail("in exponent of numeric literal")
 		}
 	}
 	d.pos = p
@@ -362,67 +470,69 @@ func (d *fastDecoder) str() (any, bool) {
 	if b, plain := d.plainStr(); plain {
 		return d.text(b), true
 	}
-	d.pos++ // '"'
-	start := d.pos
-	for p := start; p < len(d.data); p++ {
-		switch c := d.data[p]; {
+	start := d.pos + 1
+	for d.pos = start; d.pos < len(d.data); d.pos++ {
+		switch c := d.data[d.pos]; {
 		case c == '"':
-			d.pos = p + 1
-			return d.unescape(d.data[start:p])
+			d.pos++
+			return d.text(unescape(d.data[start : d.pos-1])), true
 		case c == '\\':
-			p++ // the escaped byte cannot end the string
+			if !d.escape() {
+				return nil, false
+			}
 		case c < 0x20:
-			return nil, false
+			return nil, d.fail("in string literal")
 		}
 	}
-	return nil, false
+	return nil, d.fail("in string literal")
 }
 
-// unescape decodes a string's content that has escapes or non-ASCII bytes
-// as encoding/json does: invalid UTF-8 and lone surrogates become U+FFFD.
-func (d *fastDecoder) unescape(b []byte) (any, bool) {
+// escape checks the escape whose backslash is at d.pos, and leaves d.pos
+// at its last byte.
+func (d *fastDecoder) escape() bool {
+	if d.pos++; d.pos >= len(d.data) {
+		return d.fail("in string escape code")
+	}
+	switch d.data[d.pos] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return true
+	case 'u':
+		for range 4 {
+			if d.pos++; d.pos >= len(d.data) || !isHex(d.data[d.pos]) {
+				return d.fail(`in \u hexadecimal character escape`)
+			}
+		}
+		return true
+	}
+	return d.fail("in string escape code")
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// unescape decodes a string's content, whose escapes are valid, as
+// encoding/json does: invalid UTF-8 and lone surrogates become U+FFFD.
+func unescape(b []byte) []byte {
 	out := make([]byte, 0, len(b))
 	for i := 0; i < len(b); {
-		c := b[i]
-		switch {
-		case c == '\\':
-			if i+1 >= len(b) {
-				return nil, false
-			}
-			switch e := b[i+1]; e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				r, ok := hex4(b[i+2:])
-				if !ok {
-					return nil, false
-				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if r2, ok := lowSurrogate(b[i:]); ok {
-						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-							i += 6
-							out = utf8.AppendRune(out, dec)
-							continue
-						}
+		switch c := b[i]; {
+		case c == '\\' && b[i+1] == 'u':
+			r := hex4(b[i+2:])
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if i+6 <= len(b) && b[i] == '\\' && b[i+1] == 'u' {
+					if dec := utf16.DecodeRune(r, hex4(b[i+2:])); dec != utf8.RuneError {
+						i += 6
+						out = utf8.AppendRune(out, dec)
+						continue
 					}
-					r = utf8.RuneError
 				}
-				out = utf8.AppendRune(out, r)
-				continue
-			default:
-				return nil, false
+				r = utf8.RuneError
 			}
+			out = utf8.AppendRune(out, r)
+		case c == '\\':
+			out = append(out, unescaped[b[i+1]])
 			i += 2
 		case c < utf8.RuneSelf:
 			out = append(out, c)
@@ -437,21 +547,14 @@ func (d *fastDecoder) unescape(b []byte) (any, bool) {
 			i += size
 		}
 	}
-	return d.text(out), true
+	return out
 }
 
-// lowSurrogate reads a \uXXXX escape at the start of b.
-func lowSurrogate(b []byte) (rune, bool) {
-	if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
-		return 0, false
-	}
-	return hex4(b[2:])
-}
+// unescaped is the byte that each one-byte escape stands for.
+var unescaped = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
+// hex4 reads the four hexadecimal digits at the start of b.
+func hex4(b []byte) rune {
 	var r rune
 	for _, c := range b[:4] {
 		switch {
@@ -459,12 +562,10 @@ func hex4(b []byte) (rune, bool) {
 			c -= '0'
 		case c >= 'a' && c <= 'f':
 			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
 		default:
-			return 0, false
+			c = c - 'A' + 10
 		}
 		r = r<<4 | rune(c)
 	}
-	return r, true
+	return r
 }
