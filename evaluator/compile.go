@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unsafe"
+	"sync/atomic"
 )
 
 // opcode names one operator of the targeting language.
@@ -122,9 +122,7 @@ const legacyFractional = "fractionalEvaluation"
 type node struct {
 	op     opcode
 	nameID uint8 // the operator as written: opNames[nameID]
-	lit    value
-
-	list bool
+	list   bool
 	// attrConst: a binary operator (==, !=, <, <=, >, >=, in) between a
 	// context attribute (a var of one segment) and a constant. exact: and
 	// comparing a string attribute's bytes with the constant decides,
@@ -132,55 +130,55 @@ type node struct {
 	// constant holds U+FFFD, which is what a string that is not valid UTF-8
 	// would read as.
 	attrConst, exact bool
-	args             []*node
-	one              *node
 
-	v *varSpec
+	lit  value
+	args []*node
+	one  *node
+	v    *varSpec
 	// aux is what the operator precomputed, of one type per operator (see
-	// its accessors): one pointer for all of them keeps a node, of which
-	// a flag set has millions, at 96 bytes.
-	aux unsafe.Pointer
+	// its accessors): one field for all of them keeps a node, of which a
+	// flag set has millions, at 96 bytes.
+	aux any
 }
 
 // inSet is the precomputed list of an in, or nil.
 func (n *node) inSet() *inSet {
-	if n.op != opIn {
-		return nil
-	}
-	return (*inSet)(n.aux)
+	s, _ := n.aux.(*inSet)
+	return s
 }
 
 // semver is the precomputed part of a sem_ver, or nil.
 func (n *node) semver() *semverArgs {
-	if n.op != opSemVer {
-		return nil
-	}
-	return (*semverArgs)(n.aux)
+	s, _ := n.aux.(*semverArgs)
+	return s
 }
 
 // fraction is the precomputed split of a fractional, or nil.
 func (n *node) fraction() *fracSpec {
-	if n.op != opFractional {
-		return nil
-	}
-	return (*fracSpec)(n.aux)
+	s, _ := n.aux.(*fracSpec)
+	return s
 }
 
 // missingNames are the constant names of missing and missing_some, read
 // as var reads them, or nil.
 func (n *node) missingNames() []varSpec {
-	if (n.op != opMissing && n.op != opMissingSome) || n.aux == nil {
-		return nil
+	if names, ok := n.aux.(*[]varSpec); ok {
+		return *names
 	}
-	return *(*[]varSpec)(n.aux)
+	return nil
 }
 
-// broken is what an opBroken node answers.
+// brokenPart is what an opBroken node answers.
 func (n *node) brokenPart() *brokenPart {
-	if n.op != opBroken {
-		return nil
-	}
-	return (*brokenPart)(n.aux)
+	b, _ := n.aux.(*brokenPart)
+	return b
+}
+
+// lastPath is where a var of a computed path keeps the path it split
+// last (see env.dynVar).
+func (n *node) lastPath() *atomic.Pointer[dynPath] {
+	p, _ := n.aux.(*atomic.Pointer[dynPath])
+	return p
 }
 
 // name is the operator as the rule writes it.
@@ -298,7 +296,7 @@ func (c *compiler) ownSince(mark, depth int) error {
 
 // broken is the node of an operation that cannot be used.
 func broken(err error, null bool) *node {
-	return &node{op: opBroken, aux: unsafe.Pointer(&brokenPart{err: err, null: null})}
+	return &node{op: opBroken, aux: &brokenPart{err: err, null: null}}
 }
 
 // unknown stands for an element that has a problem, or whose value cannot
@@ -307,7 +305,7 @@ func broken(err error, null bool) *node {
 // constant, take it for a value computed at evaluation and add no problem
 // of their own. A rule holding one is never evaluated: its flag is broken.
 func unknown() *node {
-	return &node{op: opVar, v: &varSpec{dyn: &node{op: opConst, lit: null}}}
+	return &node{op: opVar, v: &varSpec{dyn: &node{op: opConst, lit: null}}, aux: new(atomic.Pointer[dynPath])}
 }
 
 // unresolvedRef takes the place of a {"$ref": …} that names nothing when
@@ -611,19 +609,19 @@ func (c *compiler) checkArgs(n *node, at *loc) {
 func (c *compiler) precompute(n *node, at *loc) {
 	switch n.op {
 	case opIn:
-		n.aux = unsafe.Pointer(precomputeIn(n))
+		n.aux = precomputeIn(n)
 	case opSemVer:
-		n.aux = unsafe.Pointer(precomputeSemVer(n))
+		n.aux = precomputeSemVer(n)
 	case opMissing, opMissingSome:
 		if names := precomputeNames(n); names != nil {
-			n.aux = unsafe.Pointer(&names)
+			n.aux = &names
 		}
 	case opFractional:
 		spec, err := precomputeFractional(n, at)
 		if err != nil {
 			c.fail(err)
 		}
-		n.aux = unsafe.Pointer(spec)
+		n.aux = spec
 	}
 }
 
@@ -816,7 +814,7 @@ func (c *compiler) compileVar(n *node, raw any, at *loc) {
 	} else {
 		argNode, _ := c.compile(raw, at)
 		if !argNode.isConst() {
-			n.v = &varSpec{dyn: argNode}
+			n.v, n.aux = &varSpec{dyn: argNode}, new(atomic.Pointer[dynPath])
 			return
 		}
 		arg = argNode.lit

@@ -3,8 +3,6 @@ package evaluator
 import (
 	"errors"
 	"strings"
-	"sync/atomic"
-	"unsafe"
 )
 
 // argBuf holds evaluated arguments on the stack for the common arities.
@@ -211,19 +209,20 @@ type dynPath struct {
 }
 
 // dynVar is getVar for the var n, whose path computed to arg. The last
-// path it split is kept in n.aux.
+// path it split is kept in n.lastPath().
 func (e *env) dynVar(n *node, arg value, data value) (value, bool) {
 	if arg.k != kStr {
 		return e.getVar(arg, data)
 	}
 	s := arg.str()
-	last := (*dynPath)(atomic.LoadPointer(&n.aux))
+	kept := n.lastPath()
+	last := kept.Load()
 	if last == nil || last.key != s {
 		spec, _ := varSpecOf(arg, nil) // every string is a path
 		// The key is copied: the path may be a string of the caller's
 		// context, which the flag set must not keep.
 		last = &dynPath{key: strings.Clone(s), spec: spec}
-		atomic.StorePointer(&n.aux, unsafe.Pointer(last))
+		kept.Store(last)
 	}
 	return e.applyVar(&last.spec, data), true
 }

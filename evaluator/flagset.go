@@ -18,7 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
+	"unsafe" // FlagSet.regions
 
 	"github.com/flagsnap/flagsnap/fractional"
 )
@@ -982,9 +982,6 @@ func (f *flag) shareNamesWith(rule *node, sh *sharedVariants) {
 		}
 		for i := range f.vals {
 			if f.vals[i].name == s {
-				if unsafe.StringData(f.vals[i].name) == unsafe.StringData(s) {
-					return // shared already, as the document's decoder does
-				}
 				if boxed == nil {
 					boxed = make([]any, len(f.vals))
 				}

@@ -1,10 +1,8 @@
 package evaluator
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"math/rand/v2"
-	"unsafe"
 )
 
 // flagIndex finds a flag by key for evaluations: open addressing with
@@ -70,24 +68,37 @@ func (x *flagIndex) get(key string) *flag {
 // static flag.
 func keyHash(seed uint64, s string) uint64 {
 	const k0, k1 = 0xa0761d6478bd642f, 0xe7037ed1a0b428db
-	b := unsafe.Slice(unsafe.StringData(s), len(s))
-	n := len(b)
+	n := len(s)
 	h := seed ^ k0
 	var lo, hi uint64
 	switch {
 	case n > 16:
 		for i := 0; i+16 < n; i += 16 {
-			h = mix(binary.LittleEndian.Uint64(b[i:])^k1, binary.LittleEndian.Uint64(b[i+8:])^h)
+			h = mix(word64(s, i)^k1, word64(s, i+8)^h)
 		}
-		lo, hi = binary.LittleEndian.Uint64(b[n-16:]), binary.LittleEndian.Uint64(b[n-8:])
+		lo, hi = word64(s, n-16), word64(s, n-8)
 	case n >= 8:
-		lo, hi = binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[n-8:])
+		lo, hi = word64(s, 0), word64(s, n-8)
 	case n >= 4:
-		lo, hi = uint64(binary.LittleEndian.Uint32(b)), uint64(binary.LittleEndian.Uint32(b[n-4:]))
+		lo, hi = word32(s, 0), word32(s, n-4)
 	case n > 0:
-		lo = uint64(b[0])<<16 | uint64(b[n>>1])<<8 | uint64(b[n-1])
+		lo = uint64(s[0])<<16 | uint64(s[n>>1])<<8 | uint64(s[n-1])
 	}
 	return mix(lo^k1^uint64(n), hi^h)
+}
+
+// word64 reads s[i:i+8] as a little-endian word, which the compiler does
+// in one load.
+func word64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// word32 reads s[i:i+4] as a little-endian word, in one load.
+func word32(s string, i int) uint64 {
+	s = s[i : i+4]
+	return uint64(uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24)
 }
 
 func mix(a, b uint64) uint64 {
