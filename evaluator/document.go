@@ -20,8 +20,10 @@ import (
 // A document whose first significant character is '{' or '[' is JSON (and
 // its errors are reported as JSON errors); anything else is read as YAML.
 // refs reports whether the document may hold a {"$ref": …}: when it
-// certainly does not, nothing needs to be substituted.
-func decodeDocument(doc []byte) (top map[string]any, refs bool, err error) {
+// certainly does not, nothing needs to be substituted. chunkRead, when
+// not nil, is handed the definitions of a JSON "flags" as they are read
+// (see fastDecoder).
+func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, refs bool, err error) {
 	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimLeft(doc, " \t\r\n")
 	if len(trimmed) == 0 {
@@ -29,7 +31,7 @@ func decodeDocument(doc []byte) (top map[string]any, refs bool, err error) {
 	}
 	var raw any
 	if trimmed[0] == '{' || trimmed[0] == '[' {
-		raw, refs, err = decodeJSON(doc)
+		raw, refs, err = decodeJSON(doc, chunkRead)
 	} else {
 		raw, err = decodeYAML(doc)
 		refs = true

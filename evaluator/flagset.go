@@ -209,7 +209,9 @@ func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 // loadDocument is Load before the flag set's problems are reported: the
 // set, and the loader that has its warnings.
 func loadDocument(doc []byte, cfg config) (*FlagSet, *loader, error) {
-	top, refs, err := decodeDocument(doc)
+	early := earlyCompile{cfg: cfg}
+	top, refs, err := decodeDocument(doc, early.chunkRead)
+	early.wait()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -229,18 +231,16 @@ type warning struct {
 type loader struct {
 	cfg        config
 	evaluators map[string]any
-	warnings   []warning
-	scratch    []byte // reused by fingerprint
-	noRefs     bool   // the document has no "$ref" anywhere
-	// problems are those of the broken flags, by index in the definitions:
-	// few flags are broken, and most flag sets have none.
-	problems map[int][]FlagProblem
+	// warnings are the flag set's own, then those of the flag being
+	// compiled until compileDef moves them to its definition.
+	warnings []warning
+	scratch  []byte // reused by fingerprint
+	noRefs   bool   // the document has no "$ref" anywhere
 	// shared holds the variants of the flags compiled so far, by their
 	// form in vscratch: thousands of flags have the same few.
 	shared   map[string]*sharedVariants
 	vscratch []byte
 	prev     *flagIndex // the flags of WithPrevious, when they can be reused
-	names    []string   // read by setVariants
 	vals     []variant  // read by setVariants, before shareVariants
 	locs     []loc      // reused by compileRule's compilers
 	paths    map[string]path
@@ -324,8 +324,8 @@ func (l *loader) load(top map[string]any) (*FlagSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	compiled := l.compileAll(defs, set.metadata)
-	return l.finish(set, top, defs, compiled), nil
+	l.compileAll(defs)
+	return l.finish(set, top, defs), nil
 }
 
 // begin is a new flag set with what the document says besides its flags:
@@ -355,10 +355,12 @@ func (l *loader) begin(top map[string]any) (*FlagSet, error) {
 }
 
 // finish puts the compiled flags, indexed as their definitions, in set,
-// with their problems.
-func (l *loader) finish(set *FlagSet, top map[string]any, defs []flagDef, compiled []*flag) *FlagSet {
-	flags := compiled[:0] // keys are unique: flagDefinitions saw to it
-	for i, def := range defs {
+// with their problems and warnings.
+func (l *loader) finish(set *FlagSet, top map[string]any, defs []flagDef) *FlagSet {
+	flags := make([]*flag, 0, len(defs)) // keys are unique: flagDefinitions saw to it
+	setMeta := canonicalAppend(nil, mergeMetadata(set.metadata, nil))
+	for i := range defs {
+		def := &defs[i]
 		if def.problem != nil {
 			f := newFlag(def.key).breakWith(def.problem, def.path())
 			set.problems = append(set.problems, FlagProblem{Flag: def.key, Path: f.broken.path, Err: def.problem})
@@ -367,14 +369,20 @@ func (l *loader) finish(set *FlagSet, top map[string]any, defs []flagDef, compil
 			}
 			continue
 		}
-		set.problems = append(set.problems, l.problems[i]...)
+		if def.notes != nil {
+			set.problems = append(set.problems, def.notes.problems...)
+			l.warnings = append(l.warnings, def.notes.warnings...)
+		}
 		switch {
 		case def.reused:
 			set.reused++
 		case set.from != 0:
-			set.fresh = append(set.fresh, compiled[i])
+			set.fresh = append(set.fresh, def.flag)
 		}
-		flags = append(flags, compiled[i])
+		if def.object && !def.reused {
+			l.settle(def.flag, set.metadata, setMeta)
+		}
+		flags = append(flags, def.flag)
 	}
 	set.index = newFlagIndex(flags)
 	switch t := top["flags"].(type) {
@@ -388,6 +396,21 @@ func (l *loader) finish(set *FlagSet, top map[string]any, defs []flagDef, compil
 	return set
 }
 
+// settle gives f, compiled without the flag set's metadata, that metadata
+// under its own, and its fingerprint, which covers both. setMeta is the
+// canonical form of the flag set's metadata alone.
+func (l *loader) settle(f *flag, meta map[string]any, setMeta []byte) {
+	b := append(l.scratch[:0], f.fingerprint[:]...)
+	if len(f.metadata) == 0 {
+		b = append(b, setMeta...)
+	} else {
+		b = canonicalAppend(b, mergeMetadata(meta, f.metadata))
+	}
+	f.metadata = mergeMetadata(meta, f.metadata)
+	l.scratch = b
+	f.fingerprint = fingerprintOf(b)
+}
+
 // byFlag orders the problems and the warnings by flag key, as they are
 // reported for a "flags" object, whose members have no other order that
 // holds from one decoding to the next.
@@ -398,45 +421,39 @@ func (l *loader) byFlag(set *FlagSet) {
 
 // Large flag sets are compiled on several goroutines: flags compile
 // independently, and a service waiting for its flags has its cores to
-// spare. Each goroutine takes a run of flags with a loader of its own;
-// warnings are gathered in document order afterwards.
+// spare. Each goroutine takes a share of the flags with a loader of its
+// own; what compiling a flag reports stays with its definition.
 var parallelLoadMin = 2048 // flags; below this, goroutines do not pay (a variable for tests)
 
 const maxLoadWorkers = 4
 
-// compileAll compiles every definition without a problem; the result is
-// indexed as defs.
-func (l *loader) compileAll(defs []flagDef, setMeta map[string]any) []*flag {
-	out := make([]*flag, len(defs))
-	workers := loadWorkers(len(defs))
-	if workers < 2 {
-		l.compileRange(defs, setMeta, out, 0, len(defs))
-		return out
-	}
-	subs := make([]loader, workers)
-	chunk := (len(defs) + workers - 1) / workers
-	var wg sync.WaitGroup
-	for w := range subs {
-		sub := &subs[w]
-		*sub = loader{cfg: l.cfg, evaluators: l.evaluators, noRefs: l.noRefs, prev: l.prev}
-		lo, hi := w*chunk, min((w+1)*chunk, len(defs))
-		wg.Go(func() { sub.compileRange(defs, setMeta, out, lo, hi) })
-	}
-	wg.Wait()
-	for i := range subs {
-		l.warnings = append(l.warnings, subs[i].warnings...)
-		for j, p := range subs[i].problems {
-			l.addProblems(j, p)
+// compileAll compiles the definitions that are not compiled yet.
+func (l *loader) compileAll(defs []flagDef) {
+	var todo []int
+	for i := range defs {
+		if defs[i].flag == nil && defs[i].problem == nil {
+			todo = append(todo, i)
 		}
 	}
-	return out
-}
-
-func (l *loader) addProblems(def int, p []FlagProblem) {
-	if l.problems == nil {
-		l.problems = map[int][]FlagProblem{}
+	workers := loadWorkers(len(todo))
+	if workers < 2 {
+		for _, i := range todo {
+			l.compileDef(&defs[i], false)
+		}
+		return
 	}
-	l.problems[def] = p
+	share := (len(todo) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := range workers {
+		sub := &loader{cfg: l.cfg, evaluators: l.evaluators, noRefs: l.noRefs, prev: l.prev}
+		mine := todo[w*share : min((w+1)*share, len(todo))]
+		wg.Go(func() {
+			for _, i := range mine {
+				sub.compileDef(&defs[i], false)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // loadWorkers is how many goroutines compile n flags.
@@ -447,50 +464,125 @@ func loadWorkers(n int) int {
 	return max(1, min(runtime.GOMAXPROCS(0), maxLoadWorkers, n/max(parallelLoadMin/2, 1)))
 }
 
-func (l *loader) compileRange(defs []flagDef, setMeta map[string]any, out []*flag, lo, hi int) {
-	for i := lo; i < hi; i++ {
-		f, p := l.compileDef(&defs[i], setMeta)
-		if len(p) > 0 {
-			l.addProblems(i, p)
-		}
-		out[i] = f
-		defs[i].raw = nil // what the flag was compiled from need not stay
+// earlyCompile compiles the definitions of a large "flags" a chunk at a
+// time while the rest of the document is decoded, on goroutines of their
+// own, so that the compilation overlaps the decoding, which is one
+// goroutine's work. What the rest of the document says ($evaluators, the
+// flag set's metadata, whether flags can be taken from WithPrevious's
+// set) is not known yet: the definitions that depend on it are left to
+// compileAll, and finish adds the metadata (settle).
+type earlyCompile struct {
+	cfg     config
+	queue   chan []flagDef
+	wg      sync.WaitGroup
+	pending [][]flagDef // read before the goroutines started
+	read    int
+}
+
+// chunkRead takes a chunk of definitions that the decoder has read, and
+// leaves alone from then on.
+func (e *earlyCompile) chunkRead(defs []flagDef) {
+	e.pending = append(e.pending, defs)
+	if e.read += len(defs); e.read < parallelLoadMin {
+		return
+	}
+	if e.queue == nil {
+		e.start()
+	}
+	for _, c := range e.pending {
+		e.queue <- c
+	}
+	clear(e.pending)
+	e.pending = e.pending[:0]
+}
+
+func (e *earlyCompile) start() {
+	workers := min(runtime.GOMAXPROCS(0), maxLoadWorkers)
+	e.queue = make(chan []flagDef, 4*workers)
+	var prev *flagIndex
+	if e.cfg.prev != nil {
+		prev = &e.cfg.prev.index
+	}
+	for range workers {
+		sub := &loader{cfg: e.cfg, noRefs: true, prev: prev}
+		e.wg.Go(func() {
+			for defs := range e.queue {
+				for i := range defs {
+					sub.compileDef(&defs[i], true)
+				}
+			}
+		})
 	}
 }
 
-// compileDef compiles the definition fd as a flag set does: a flag
-// written exactly as in WithPrevious's set is taken from it as it is
-// (fd.reused), one with a problem of its own is left nil, and any other
-// is compiled.
-func (l *loader) compileDef(fd *flagDef, setMeta map[string]any) (*flag, []FlagProblem) {
-	if fd.problem != nil {
-		return nil, nil
+// wait returns once the chunks handed over are compiled.
+func (e *earlyCompile) wait() {
+	if e.queue != nil {
+		close(e.queue)
+		e.wg.Wait()
+	}
+}
+
+// compileDef compiles fd unless it is compiled already or has a problem
+// of its own. A flag written exactly as in WithPrevious's set (l.prev) is
+// taken from it as it is (fd.reused). Early, before the rest of the
+// document is known, those flags and the definitions with a "$ref" are
+// left alone: whether they may be taken, and what a "$ref" names, is not
+// known yet.
+func (l *loader) compileDef(fd *flagDef, early bool) {
+	if fd.flag != nil || fd.problem != nil || (early && (fd.refs || fd.key == "")) {
+		return
 	}
 	var written uint64
 	if fd.span != nil {
 		written = maphash.Bytes(writtenSeed, fd.span)
-		if l.prev != nil {
-			if f := l.prev.get(fd.key); f != nil && f.reusable && f.written == written {
-				fd.key, fd.reused = f.key, true
-				return f, nil
+		if f := l.previous(fd.key); f != nil && f.reusable && f.written == written {
+			if !early {
+				fd.flag, fd.key, fd.reused = f, f.key, true
 			}
+			return
 		}
 	}
 	warned := len(l.warnings)
-	f, problems := l.compileFlag(fd, setMeta)
+	f, problems := l.compileFlag(fd)
 	f.written = written
 	f.reusable = written != 0 && len(problems) == 0 && len(l.warnings) == warned
-	return f, problems
+	if len(problems) > 0 || len(l.warnings) > warned {
+		fd.notes = &defNotes{problems: problems, warnings: slices.Clone(l.warnings[warned:])}
+		l.warnings = l.warnings[:warned]
+	}
+	fd.flag, fd.fields = f, nil // what the flag was compiled from need not stay
+}
+
+// previous is the flag of WithPrevious's set with key, if any.
+func (l *loader) previous(key string) *flag {
+	if l.prev == nil {
+		return nil
+	}
+	return l.prev.get(key)
 }
 
 type flagDef struct {
-	key     string
-	raw     any
-	span    []byte // the definition as written, when it was decoded from JSON
-	reused  bool   // the flag was taken from WithPrevious
+	key    string
+	fields *defFields // the definition, when it is an object
+	raw    any        // the definition, when it is not
+	span   []byte     // the definition as written, when it was decoded from JSON
+	flag   *flag      // compiled, or taken from WithPrevious (reused)
+	notes  *defNotes  // what compiling it reported, if anything
+	// problem is one of the definition's place in the document: the flag
+	// answers it, and is not compiled.
 	problem error
-	unnamed bool // an entry without a key: it cannot be asked for
 	index   int  // in an array of flags; -1 when "flags" is an object
+	object  bool // the definition is an object
+	refs    bool // it may have a "$ref"
+	reused  bool // the flag was taken from WithPrevious
+	unnamed bool // an entry without a key: it cannot be asked for
+}
+
+// defNotes are the problems and warnings of a flag's compilation.
+type defNotes struct {
+	problems []FlagProblem
+	warnings []warning
 }
 
 // path is where part of the definition is, as FlagProblem.Path. It is made
@@ -514,26 +606,46 @@ func flagDefinitions(top map[string]any) ([]flagDef, error) {
 	}
 	switch t := raw.(type) {
 	case *flagList:
+		defs := slices.Concat(t.chunks...)
 		if t.array {
-			return arrayDefinitions(t.defs), nil
+			return arrayDefinitions(defs), nil
 		}
-		return lastOfEachKey(t.defs), nil
+		return lastOfEachKey(defs), nil
 	case map[string]any:
 		// In map order: load sorts what it reports by flag key, which is
 		// cheaper than sorting every key of a large flag set.
 		defs := make([]flagDef, 0, len(t))
 		for k, v := range t {
-			defs = append(defs, flagDef{key: k, raw: v, index: -1})
+			defs = append(defs, decodedDef(k, v, -1))
 		}
 		return defs, nil
 	case []any:
 		defs := make([]flagDef, len(t))
 		for i, el := range t {
-			defs[i] = flagDef{raw: el, index: i}
+			defs[i] = decodedDef("", el, i)
 		}
 		return arrayDefinitions(defs), nil
 	}
 	return nil, &DocumentError{Msg: fmt.Sprintf(`"flags" is %s, not an object or an array`, jsonType(raw)), Path: []string{"flags"}}
+}
+
+// decodedDef is the definition of a decoded document that is not a
+// flagList (a YAML document's).
+func decodedDef(key string, raw any, index int) flagDef {
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return flagDef{key: key, raw: raw, index: index, refs: true}
+	}
+	f := &defFields{key: obj["key"], state: obj["state"], defaultVariant: obj["defaultVariant"],
+		targeting: obj["targeting"], metadata: obj["metadata"], variants: obj["variants"]}
+	if vs, ok := f.variants.(map[string]any); ok {
+		f.variants, f.variantsObject = nil, true
+		f.variantList = make([]member, 0, len(vs))
+		for name, v := range vs {
+			f.variantList = append(f.variantList, member{name: name, val: v})
+		}
+	}
+	return flagDef{key: key, fields: f, index: index, object: true, refs: true}
 }
 
 // arrayDefinitions gives the entries of an array of flags their keys,
@@ -543,8 +655,9 @@ func arrayDefinitions(entries []flagDef) []flagDef {
 	defs := entries[:0]
 	seen := map[string]int{}
 	for _, fd := range entries {
-		obj, _ := fd.raw.(map[string]any)
-		fd.key, _ = obj["key"].(string)
+		if fd.fields != nil {
+			fd.key, _ = fd.fields.key.(string)
+		}
 		if fd.key == "" {
 			fd.key, fd.problem, fd.unnamed = fmt.Sprintf("flags[%d]", fd.index), fmt.Errorf(`flag entry has no "key"`), true
 			defs = append(defs, fd)
@@ -638,29 +751,73 @@ func newFlag(key string) *flag {
 
 // compileFlag compiles a definition and lists its problems: all of them,
 // for flagsnap validate. A flag with problems answers the first.
-func (l *loader) compileFlag(fd *flagDef, setMeta map[string]any) (*flag, []FlagProblem) {
-	def, ok := fd.raw.(map[string]any)
-	if !ok {
+func (l *loader) compileFlag(fd *flagDef) (*flag, []FlagProblem) {
+	if fd.fields == nil {
 		f := newFlag(fd.key)
 		err := fmt.Errorf("definition is %s, not an object", jsonType(fd.raw))
 		f.breakWith(err, fd.path())
 		return f, []FlagProblem{{Flag: fd.key, Path: fd.path(), Err: err}}
 	}
-	return l.compileFields(fd, defFields{state: def["state"], variants: def["variants"], defaultVariant: def["defaultVariant"],
-		targeting: def["targeting"], metadata: def["metadata"]}, setMeta)
+	return l.compileFields(fd, fd.fields)
 }
 
 // defFields are the members of a definition that the loader reads, as
 // decoded.
 type defFields struct {
-	state, variants, defaultVariant, targeting, metadata any
+	key, state, defaultVariant, targeting, metadata any
+	// variantList holds "variants" when it is an object (variantsObject),
+	// in the order written until sortVariants; variants holds it
+	// otherwise, nil when it is missing.
+	variants       any
+	variantList    []member
+	variantsObject bool
 }
 
-// compileFields is compileFlag on the members of the definition.
-func (l *loader) compileFields(fd *flagDef, def defFields, setMeta map[string]any) (*flag, []FlagProblem) {
+// member is a member of an object, as read.
+type member struct {
+	name string
+	val  any
+}
+
+// sortVariants sorts the variants by name and keeps the last of a name
+// written twice, as an object decoded into a map does.
+func (def *defFields) sortVariants() {
+	list := def.variantList
+	slices.SortStableFunc(list, func(a, b member) int { return strings.Compare(a.name, b.name) })
+	kept := list[:0]
+	for i, m := range list {
+		if i+1 == len(list) || list[i+1].name != m.name {
+			kept = append(kept, m)
+		}
+	}
+	clear(list[len(kept):])
+	def.variantList = kept
+}
+
+// appendVariants is canonicalAppend of the variants, an object as the
+// map it stands for.
+func (def *defFields) appendVariants(b []byte) []byte {
+	if !def.variantsObject {
+		return canonicalAppend(b, def.variants)
+	}
+	b = append(b, 'm')
+	b = binary.AppendUvarint(b, uint64(len(def.variantList)))
+	for _, m := range def.variantList {
+		b = binary.AppendUvarint(b, uint64(len(m.name)))
+		b = append(b, m.name...)
+		b = canonicalAppend(b, m.val)
+	}
+	return b
+}
+
+// compileFields is compileFlag on the members of the definition. The
+// flag has its own metadata, and a fingerprint of the rest, until settle
+// adds the flag set's.
+func (l *loader) compileFields(fd *flagDef, def *defFields) (*flag, []FlagProblem) {
 	key := fd.key
+	def.sortVariants()
 	f := newFlag(key)
-	f.metadata = mergeMetadata(setMeta, l.metadata(fd, def.metadata))
+	f.metadata = l.metadata(fd, def.metadata)
 	switch state := def.state; state {
 	case "ENABLED":
 	case "DISABLED":
@@ -682,7 +839,7 @@ func (l *loader) compileFields(fd *flagDef, def defFields, setMeta map[string]an
 	if defaultVariant == "" {
 		defaultVariant = nil
 	}
-	f.fingerprint = l.fingerprint(def, defaultVariant, asWritten, f.metadata)
+	f.fingerprint = l.fingerprint(def, defaultVariant, asWritten)
 
 	// The problems are gathered in the order they were always checked in,
 	// so that the first, which the flag answers, is the one it answered
@@ -692,7 +849,7 @@ func (l *loader) compileFields(fd *flagDef, def defFields, setMeta map[string]an
 		problems = append(problems, FlagProblem{Flag: key, Path: fd.path(at...), Err: err})
 	}
 	variantsOK := true
-	for _, p := range f.setVariants(def.variants, l) {
+	for _, p := range f.setVariants(def, l) {
 		add(p.err, p.at...)
 		variantsOK = variantsOK && len(p.at) > 1 // one variant's problem
 	}
@@ -777,32 +934,27 @@ type issue struct {
 //
 // The variants are read into the loader's scratch, which f.vals is then a
 // view of: shareVariants gives f its own.
-func (f *flag) setVariants(raw any, l *loader) []issue {
-	obj, ok := raw.(map[string]any)
-	if !ok {
-		if raw == nil {
+func (f *flag) setVariants(def *defFields, l *loader) []issue {
+	if !def.variantsObject {
+		if def.variants == nil {
 			return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is missing`)}}
 		}
-		return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is %s, not an object`, jsonType(raw))}}
+		return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is %s, not an object`, jsonType(def.variants))}}
 	}
-	if len(obj) == 0 {
+	list := def.variantList
+	if len(list) == 0 {
 		return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is empty`)}}
 	}
-	names := l.names[:0]
-	for name := range obj {
-		names = append(names, name)
+	if len(list) > maxScannedVariants {
+		f.variants = make(map[string]int, len(list))
 	}
-	slices.Sort(names)
-	l.names = names
-	if len(names) > maxScannedVariants {
-		f.variants = make(map[string]int, len(names))
-	}
-	f.vals = slices.Grow(l.vals[:0], len(names))[:len(names)]
+	f.vals = slices.Grow(l.vals[:0], len(list))[:len(list)]
 	l.vals = f.vals
 	var problems []issue
 	first := -1 // the first variant read, whose type the others must have
-	for i, name := range names {
-		v, err := newVariant(name, obj[name])
+	for i, m := range list {
+		name := m.name
+		v, err := newVariant(name, m.val)
 		switch {
 		case err != nil:
 			problems = append(problems, issue{[]string{"variants", name}, err})
@@ -810,7 +962,7 @@ func (f *flag) setVariants(raw any, l *loader) []issue {
 			first = i
 		case v.k != f.vals[first].k:
 			problems = append(problems, issue{[]string{"variants", name},
-				fmt.Errorf("variants mix types: %q is %s, %q is %s", names[first], kindName(f.vals[first].k), name, kindName(v.k))})
+				fmt.Errorf("variants mix types: %q is %s, %q is %s", list[first].name, kindName(f.vals[first].k), name, kindName(v.k))})
 		}
 		// Kept even when wrong, so that a defaultVariant naming it is
 		// not a problem too.
@@ -1151,15 +1303,20 @@ func (s *substitution) inside(n int, key string) {
 // The parts are written into l's scratch buffer in a canonical binary form
 // and hashed once, without building a copy of the definition. The hash is
 // two 64-bit maphashes: fingerprints are compared within a process only,
-// and a cryptographic hash cost a twentieth of a load.
-func (l *loader) fingerprint(def defFields, defaultVariant, targeting any, meta map[string]any) [fingerprintSize]byte {
+// and a cryptographic hash costs more than the rest of a load. The
+// metadata is not here: settle hashes this fingerprint with it.
+func (l *loader) fingerprint(def *defFields, defaultVariant, targeting any) [fingerprintSize]byte {
 	b := l.scratch[:0]
 	b = canonicalAppend(b, def.state)
-	b = canonicalAppend(b, def.variants)
+	b = def.appendVariants(b)
 	b = canonicalAppend(b, defaultVariant)
 	b = canonicalAppend(b, targeting)
-	b = canonicalAppend(b, meta)
 	l.scratch = b
+	return fingerprintOf(b)
+}
+
+// fingerprintOf hashes b into a fingerprint.
+func fingerprintOf(b []byte) [fingerprintSize]byte {
 	var sum [fingerprintSize]byte
 	binary.LittleEndian.PutUint64(sum[:8], maphash.Bytes(fingerprintSeeds[0], b))
 	binary.LittleEndian.PutUint64(sum[8:], maphash.Bytes(fingerprintSeeds[1], b))

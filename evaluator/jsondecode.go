@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -14,9 +15,10 @@ const maxJSONDepth = 10000
 // fastDecoder parses a JSON document into the values encoding/json's
 // Decoder produces with UseNumber (map[string]any, []any, string,
 // json.Number, bool, nil), in one pass and without reflection, with two
-// exceptions: the document's "flags" is a *flagList, and within a flag's
-// "targeting" an object of one member is an *op1. Loading large flag sets
-// spends much of its time here.
+// exceptions: the document's "flags" is a *flagList, whose definitions
+// are read into defFields, and within a flag's "targeting" an object of
+// one member is an *op1: maps for those would be most of what a load
+// allocates.
 //
 // A document that is not JSON stops it where encoding/json would stop, and
 // with encoding/json's message (see syntaxError). Strings and numbers up
@@ -34,10 +36,14 @@ type fastDecoder struct {
 	stack  []any          // elements of the arrays and objects being built
 	keys   []string
 	refs   bool // some object has a "$ref" key
-	// defDepth is the depth of the objects that define flags while the
-	// document's "flags" is decoded, and 0 otherwise.
-	defDepth int
-	single   bool // an object of one member is an *op1
+	single bool // an object of one member is an *op1
+	// defChunk is where definitions are read, a chunk at a time, and
+	// members the variants being read.
+	defChunk []defFields
+	members  []member
+	// chunkRead, when not nil, is handed each full chunk of a flagList,
+	// which the decoder leaves alone from then on.
+	chunkRead func([]flagDef)
 	// failAt is where the document stops being JSON (len(data) when it
 	// ends too early), and failure what encoding/json says of the byte
 	// there, after "invalid character …".
@@ -63,13 +69,16 @@ const (
 )
 
 // flagList is a document's "flags" as decoded: its definitions in the
-// order written, each with the bytes of its value (flagDef.span), which
-// tell a definition written as before from a changed one (see
-// WithPrevious).
+// order written, in chunks of up to defsChunk, each with the bytes of its value
+// (flagDef.span), which tell a definition written as before from a
+// changed one (see WithPrevious).
 type flagList struct {
-	defs  []flagDef
-	array bool // an array of definitions, each with its "key"
+	chunks [][]flagDef
+	array  bool // an array of definitions, each with its "key"
 }
+
+// defsChunk is how many definitions a chunk of a flagList holds.
+const defsChunk = 256
 
 // op1 is an object of one member, as a rule's operations are written,
 // decoded without a map: the compiler reads it as the map it stands for.
@@ -85,8 +94,8 @@ func (o *op1) MarshalJSON() ([]byte, error) {
 
 // decodeJSON decodes a JSON document. refs reports whether an object in it
 // has a "$ref" member; err is a *SyntaxError.
-func decodeJSON(data []byte) (v any, refs bool, err error) {
-	d := fastDecoder{data: data, intern: make(map[string]any, 64), nums: make(map[string]any, 16)}
+func decodeJSON(data []byte, chunkRead func([]flagDef)) (v any, refs bool, err error) {
+	d := fastDecoder{data: data, intern: make(map[string]any, 64), nums: make(map[string]any, 16), chunkRead: chunkRead}
 	v, ok := d.value()
 	if !ok {
 		return nil, false, d.syntaxError()
@@ -173,34 +182,41 @@ func (d *fastDecoder) literal(word string) bool {
 	return true
 }
 
-// member reads one `"key": value` of an object, spaces before it included.
-func (d *fastDecoder) member() (string, any, bool) {
+// name reads a member's name, spaces before it included, and the colon
+// after it. The name's bytes are the document's unless it has escapes.
+func (d *fastDecoder) name() ([]byte, bool) {
 	d.space()
 	if d.pos >= len(d.data) || d.data[d.pos] != '"' {
-		return "", nil, d.fail(beginKey)
+		return nil, d.fail(beginKey)
 	}
-	kv, ok := d.str()
+	b, ok := d.plainStr()
 	if !ok {
-		return "", nil, false
+		if b, ok = d.escapedStr(); !ok {
+			return nil, false
+		}
 	}
-	k := kv.(string)
-	if k == "$ref" {
+	if string(b) == "$ref" {
 		d.refs = true
 	}
 	d.space()
 	if d.pos >= len(d.data) || d.data[d.pos] != ':' {
-		return "", nil, d.fail(afterKey)
+		return nil, d.fail(afterKey)
 	}
 	d.pos++
+	return b, true
+}
+
+// member reads one `"key": value` of an object, spaces before it included.
+func (d *fastDecoder) member() (string, any, bool) {
+	b, ok := d.name()
+	if !ok {
+		return "", nil, false
+	}
+	k := d.textString(b)
 	var v any
-	switch {
-	case d.depth == 1 && k == "flags":
+	if d.depth == 1 && k == "flags" {
 		v, ok = d.flags()
-	case d.depth == d.defDepth && k == "targeting":
-		d.single = true
-		v, ok = d.value()
-		d.single = false
-	default:
+	} else {
 		v, ok = d.value()
 	}
 	return k, v, ok
@@ -321,62 +337,167 @@ func (d *fastDecoder) flags() (any, bool) {
 		return nil, false
 	}
 	defer func() { d.depth-- }()
-	d.defDepth = d.depth + 1
-	defer func() { d.defDepth = 0 }()
 	if d.pos < len(d.data) && d.data[d.pos] == closing {
 		d.pos++
 		return list, true
 	}
-	for {
+	var defs []flagDef
+	for n := 0; ; n++ {
+		if len(defs) == cap(defs) {
+			if defs != nil {
+				list.chunks = append(list.chunks, defs)
+				if d.chunkRead != nil {
+					d.chunkRead(defs)
+				}
+			}
+			// Small at first, for the many documents of a few flags.
+			defs = make([]flagDef, 0, min(max(2*cap(defs), 8), defsChunk))
+		}
 		fd := flagDef{index: -1}
 		if list.array {
-			fd.index = len(list.defs)
-		} else if !d.flagKey(&fd) {
+			fd.index = n
+		} else if b, ok := d.name(); ok {
+			fd.key = string(b) // a flag's own, not interned
+		} else {
 			return nil, false
 		}
-		d.space()
-		start := d.pos
-		raw, ok := d.value()
-		if !ok {
+		if !d.definition(&fd) {
 			return nil, false
 		}
-		fd.raw, fd.span = raw, d.data[start:d.pos]
-		list.defs = append(list.defs, fd)
+		defs = append(defs, fd)
 		more, ok := d.after(closing, why)
 		if !ok {
 			return nil, false
 		}
 		if !more {
+			list.chunks = append(list.chunks, defs)
 			return list, true
 		}
 	}
 }
 
-// flagKey reads the key of a member of a "flags" object, and the colon
-// after it. A flag's key is its own: it is not interned.
-func (d *fastDecoder) flagKey(fd *flagDef) bool {
+// definition decodes a flag's definition at d.pos: an object into
+// fd.fields, which keep the members the loader reads (the others are
+// checked, and dropped), anything else into fd.raw.
+func (d *fastDecoder) definition(fd *flagDef) bool {
 	d.space()
-	if d.pos >= len(d.data) || d.data[d.pos] != '"' {
-		return d.fail(beginKey)
+	start, refs := d.pos, d.refs
+	d.refs = false
+	ok := d.readDefinition(fd)
+	fd.span, fd.refs = d.data[start:d.pos], d.refs
+	d.refs = d.refs || refs
+	if f := fd.fields; f != nil && fd.index >= 0 {
+		fd.key, _ = f.key.(string)
 	}
-	if b, plain := d.plainStr(); plain {
-		fd.key = string(b)
-	} else {
-		kv, ok := d.str()
+	return ok
+}
+
+// readDefinition is definition but for the bytes and the "$ref"s that it
+// notes.
+func (d *fastDecoder) readDefinition(fd *flagDef) bool {
+	if d.pos >= len(d.data) || d.data[d.pos] != '{' {
+		var ok bool
+		fd.raw, ok = d.value()
+		return ok
+	}
+	if !d.enter() {
+		return false
+	}
+	defer func() { d.depth-- }()
+	fd.fields, fd.object = d.newFields(), true
+	if d.pos < len(d.data) && d.data[d.pos] == '}' {
+		d.pos++
+		return true
+	}
+	for {
+		name, ok := d.name()
+		if !ok || !d.field(fd.fields, name) {
+			return false
+		}
+		more, ok := d.after('}', afterPair)
 		if !ok {
 			return false
 		}
-		fd.key = kv.(string)
+		if !more {
+			return true
+		}
 	}
-	if fd.key == "$ref" {
-		d.refs = true
+}
+
+// newFields is a definition's fields, from the current chunk.
+func (d *fastDecoder) newFields() *defFields {
+	if len(d.defChunk) == cap(d.defChunk) {
+		d.defChunk = make([]defFields, 0, min(max(2*cap(d.defChunk), 8), 256))
 	}
+	d.defChunk = d.defChunk[:len(d.defChunk)+1]
+	return &d.defChunk[len(d.defChunk)-1]
+}
+
+// field decodes the value of a definition's member called name. A
+// member written twice keeps the last value, as in a map.
+func (d *fastDecoder) field(f *defFields, name []byte) bool {
+	var ok bool
+	switch string(name) {
+	case "state":
+		f.state, ok = d.value()
+	case "variants":
+		return d.variants(f)
+	case "defaultVariant":
+		f.defaultVariant, ok = d.value()
+	case "targeting":
+		d.single = true
+		f.targeting, ok = d.value()
+		d.single = false
+	case "metadata":
+		f.metadata, ok = d.value()
+	case "key":
+		f.key, ok = d.value()
+	default:
+		_, ok = d.value()
+	}
+	return ok
+}
+
+// variants decodes a definition's "variants": an object into
+// f.variantList, anything else into f.variants.
+func (d *fastDecoder) variants(f *defFields) bool {
 	d.space()
-	if d.pos >= len(d.data) || d.data[d.pos] != ':' {
-		return d.fail(afterKey)
+	f.variants, f.variantList, f.variantsObject = nil, nil, false
+	if d.pos >= len(d.data) || d.data[d.pos] != '{' {
+		var ok bool
+		f.variants, ok = d.value()
+		return ok
 	}
-	d.pos++
-	return true
+	if !d.enter() {
+		return false
+	}
+	defer func() { d.depth-- }()
+	f.variantsObject = true
+	if d.pos < len(d.data) && d.data[d.pos] == '}' {
+		d.pos++
+		return true
+	}
+	for {
+		name, ok := d.name()
+		if !ok {
+			return false
+		}
+		m := member{name: d.textString(name)}
+		if m.val, ok = d.value(); !ok {
+			return false
+		}
+		d.members = append(d.members, m)
+		more, ok := d.after('}', afterPair)
+		if !ok {
+			return false
+		}
+		if !more {
+			f.variantList = slices.Clone(d.members)
+			clear(d.members)
+			d.members = d.members[:0]
+			return true
+		}
+	}
 }
 
 // number checks the JSON number grammar and keeps the text as written.
@@ -446,6 +567,15 @@ func (d *fastDecoder) text(b []byte) any {
 	return v
 }
 
+// textString is text as a string.
+func (d *fastDecoder) textString(b []byte) string {
+	if len(b) > internMax {
+		return string(b)
+	}
+	s, _ := d.text(b).(string)
+	return s
+}
+
 // plainStr reads a string at d.pos, the opening quote included, when it
 // has neither escapes nor bytes past ASCII, and returns its bytes, which
 // are the document's; plain is false, and d.pos unchanged, for any other
@@ -467,15 +597,24 @@ func (d *fastDecoder) plainStr() (b []byte, plain bool) {
 // str reads a string at d.pos, the opening quote included; the string is
 // boxed in an interface.
 func (d *fastDecoder) str() (any, bool) {
-	if b, plain := d.plainStr(); plain {
-		return d.text(b), true
+	b, ok := d.plainStr()
+	if !ok {
+		if b, ok = d.escapedStr(); !ok {
+			return nil, false
+		}
 	}
+	return d.text(b), true
+}
+
+// escapedStr reads any string at d.pos, the opening quote included, and
+// returns its content unescaped.
+func (d *fastDecoder) escapedStr() ([]byte, bool) {
 	start := d.pos + 1
 	for d.pos = start; d.pos < len(d.data); d.pos++ {
 		switch c := d.data[d.pos]; {
 		case c == '"':
 			d.pos++
-			return d.text(unescape(d.data[start : d.pos-1])), true
+			return unescape(d.data[start : d.pos-1]), true
 		case c == '\\':
 			if !d.escape() {
 				return nil, false

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -35,21 +36,22 @@ func stdDecode(data []byte) (v any, msg string, at int) {
 }
 
 // plainDecoded is what the fast decoder returned in encoding/json's form:
-// a *flagList as the object or array it was read from (the last member of
-// a key wins), an *op1 as its map.
+// a *flagList as the object or array it was read from, each definition
+// as encoding/json reads the bytes kept of it (the last member of a key
+// wins), an *op1 as its map.
 func plainDecoded(x any) any {
 	switch t := x.(type) {
 	case *flagList:
 		if t.array {
-			a := make([]any, len(t.defs))
-			for i, d := range t.defs {
-				a[i] = plainDecoded(d.raw)
+			a := make([]any, len(slices.Concat(t.chunks...)))
+			for i, d := range slices.Concat(t.chunks...) {
+				a[i], _, _ = stdDecode(d.span)
 			}
 			return a
 		}
-		m := make(map[string]any, len(t.defs))
-		for _, d := range t.defs {
-			m[d.key] = plainDecoded(d.raw)
+		m := make(map[string]any, len(slices.Concat(t.chunks...)))
+		for _, d := range slices.Concat(t.chunks...) {
+			m[d.key], _, _ = stdDecode(d.span)
 		}
 		return m
 	case *op1:
@@ -106,7 +108,7 @@ func TestDecodeAgreesWithEncodingJSON(t *testing.T) {
 func TestDecodeDepth(t *testing.T) {
 	deep := func(n int) []byte { return []byte(strings.Repeat("[", n) + strings.Repeat("]", n)) }
 	for _, n := range []int{maxJSONDepth, maxJSONDepth + 1} {
-		_, _, err := decodeJSON(deep(n))
+		_, _, err := decodeJSON(deep(n), nil)
 		_, msg, _ := stdDecode(deep(n))
 		if (err == nil) != (msg == "") {
 			t.Errorf("depth %d: fast error %v, encoding/json %q", n, err, msg)
@@ -124,7 +126,7 @@ func TestDecodeSeesRefs(t *testing.T) {
 		`{"flags":{"f":{"targeting":{"if":[{"\u0024ref":"x"}]}}}}`: true,
 	}
 	for doc, want := range cases {
-		_, refs, err := decodeJSON([]byte(doc))
+		_, refs, err := decodeJSON([]byte(doc), nil)
 		if err != nil || refs != want {
 			t.Errorf("%s: refs %v (%v), want refs %v", doc, refs, err, want)
 		}
@@ -147,7 +149,7 @@ func FuzzDecodeFast(f *testing.F) {
 // checkDecode checks the fast decoder against encoding/json on data, and
 // the bytes it kept of each flag's definition against the definition.
 func checkDecode(t *testing.T, data []byte) {
-	got, _, err := decodeJSON(data)
+	got, _, err := decodeJSON(data, nil)
 	want, msg, at := stdDecode(data)
 	if err != nil {
 		if msg == "" {
@@ -172,12 +174,43 @@ func checkDecode(t *testing.T, data []byte) {
 	if list == nil {
 		return
 	}
-	for _, d := range list.defs {
+	for _, d := range slices.Concat(list.chunks...) {
 		def, msg, _ := stdDecode(d.span)
-		if msg != "" || !reflect.DeepEqual(plainDecoded(d.raw), def) {
-			t.Fatalf("%q: the definition %d is written %q, decoded %#v", data, d.index, d.span, d.raw)
+		if msg != "" || !reflect.DeepEqual(fieldsAsDecoded(d), def) {
+			t.Fatalf("%q: the definition of %q is written %q, decoded %#v", data, d.key, d.span, fieldsAsDecoded(d))
 		}
 	}
+}
+
+// fieldsAsDecoded is a definition of a flagList as encoding/json would
+// decode it: from its fields, those of def's members that they keep.
+func fieldsAsDecoded(d flagDef) any {
+	if d.fields == nil {
+		return plainDecoded(d.raw)
+	}
+	f := d.fields
+	decoded, _, _ := stdDecode(d.span)
+	written, _ := decoded.(map[string]any)
+	out := map[string]any{}
+	for k, v := range map[string]any{"key": f.key, "state": f.state, "defaultVariant": f.defaultVariant,
+		"targeting": f.targeting, "metadata": f.metadata, "variants": f.variants} {
+		if _, ok := written[k]; ok {
+			out[k] = plainDecoded(v)
+		}
+	}
+	if f.variantsObject {
+		vs := map[string]any{}
+		for _, m := range f.variantList {
+			vs[m.name] = plainDecoded(m.val) // the last of a name wins
+		}
+		out["variants"] = vs
+	}
+	for k := range written {
+		if _, kept := out[k]; !kept {
+			out[k] = written[k] // not kept: taken as written
+		}
+	}
+	return plainDecoded(out)
 }
 
 // flagsDocs are documents whose "flags" is decoded as a *flagList, with
