@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"iter"
 	"log/slog"
 	"maps"
 	"math"
@@ -356,17 +357,19 @@ func (l *loader) begin(top map[string]any) (*FlagSet, error) {
 
 // finish puts the compiled flags, indexed as their definitions, in set,
 // with their problems and warnings.
-func (l *loader) finish(set *FlagSet, top map[string]any, defs []flagDef) *FlagSet {
-	flags := make([]*flag, 0, len(defs)) // keys are unique: flagDefinitions saw to it
+func (l *loader) finish(set *FlagSet, top map[string]any, defs flagDefs) *FlagSet {
+	index, unique := indexFlags(flagsOf(defs))
+	if !unique {
+		// A key written twice in a "flags" object: the last definition
+		// stands, as in a map.
+		defs = lastOfEachKey(defs)
+		index, _ = indexFlags(flagsOf(defs))
+	}
+	set.index = index
 	setMeta := canonicalAppend(nil, mergeMetadata(set.metadata, nil))
-	for i := range defs {
-		def := &defs[i]
+	for def := range defs.all() {
 		if def.problem != nil {
-			f := newFlag(def.key).breakWith(def.problem, def.path())
-			set.problems = append(set.problems, FlagProblem{Flag: def.key, Path: f.broken.path, Err: def.problem})
-			if !def.unnamed {
-				flags = append(flags, f)
-			}
+			set.problems = append(set.problems, FlagProblem{Flag: def.key, Path: def.flag.broken.path, Err: def.problem})
 			continue
 		}
 		if def.notes != nil {
@@ -382,9 +385,7 @@ func (l *loader) finish(set *FlagSet, top map[string]any, defs []flagDef) *FlagS
 		if def.object && !def.reused {
 			l.settle(def.flag, set.metadata, setMeta)
 		}
-		flags = append(flags, def.flag)
 	}
-	set.index = newFlagIndex(flags)
 	switch t := top["flags"].(type) {
 	case map[string]any:
 		l.byFlag(set)
@@ -394,6 +395,21 @@ func (l *loader) finish(set *FlagSet, top map[string]any, defs []flagDef) *FlagS
 		}
 	}
 	return set
+}
+
+// flagsOf lists the flags of defs, those that answer a problem of their
+// definition's place made now, less those that cannot be asked for.
+func flagsOf(defs flagDefs) []*flag {
+	flags := make([]*flag, 0, defs.count())
+	for def := range defs.all() {
+		if def.problem != nil && def.flag == nil {
+			def.flag = newFlag(def.key).breakWith(def.problem, def.path())
+		}
+		if !def.unnamed {
+			flags = append(flags, def.flag)
+		}
+	}
+	return flags
 }
 
 // settle gives f, compiled without the flag set's metadata, that metadata
@@ -428,17 +444,17 @@ var parallelLoadMin = 2048 // flags; below this, goroutines do not pay (a variab
 const maxLoadWorkers = 4
 
 // compileAll compiles the definitions that are not compiled yet.
-func (l *loader) compileAll(defs []flagDef) {
-	var todo []int
-	for i := range defs {
-		if defs[i].flag == nil && defs[i].problem == nil {
-			todo = append(todo, i)
+func (l *loader) compileAll(defs flagDefs) {
+	var todo []*flagDef
+	for fd := range defs.all() {
+		if fd.flag == nil && fd.problem == nil {
+			todo = append(todo, fd)
 		}
 	}
 	workers := loadWorkers(len(todo))
 	if workers < 2 {
-		for _, i := range todo {
-			l.compileDef(&defs[i], false)
+		for _, fd := range todo {
+			l.compileDef(fd, false)
 		}
 		return
 	}
@@ -448,8 +464,8 @@ func (l *loader) compileAll(defs []flagDef) {
 		sub := &loader{cfg: l.cfg, evaluators: l.evaluators, noRefs: l.noRefs, prev: l.prev}
 		mine := todo[w*share : min((w+1)*share, len(todo))]
 		wg.Go(func() {
-			for _, i := range mine {
-				sub.compileDef(&defs[i], false)
+			for _, fd := range mine {
+				sub.compileDef(fd, false)
 			}
 		})
 	}
@@ -465,19 +481,26 @@ func loadWorkers(n int) int {
 }
 
 // earlyCompile compiles the definitions of a large "flags" a chunk at a
-// time while the rest of the document is decoded, on goroutines of their
-// own, so that the compilation overlaps the decoding, which is one
-// goroutine's work. What the rest of the document says ($evaluators, the
-// flag set's metadata, whether flags can be taken from WithPrevious's
-// set) is not known yet: the definitions that depend on it are left to
-// compileAll, and finish adds the metadata (settle).
+// time while the rest of the document is decoded, so that compiling
+// overlaps decoding, which is one goroutine's work. What the rest of the
+// document says ($evaluators, the flag set's metadata, whether flags can
+// be taken from WithPrevious's set) is not known yet: the definitions
+// that depend on it are left to compileAll, and finish adds the metadata
+// (settle).
 type earlyCompile struct {
-	cfg     config
-	queue   chan []flagDef
-	wg      sync.WaitGroup
-	pending [][]flagDef // read before the goroutines started
+	cfg   config
+	queue chan []flagDef
+	wg    sync.WaitGroup
+	// own compiles on the decoder's goroutine the chunks that the other
+	// goroutines are too far behind to take.
+	own     *loader
+	pending [][]flagDef // read before the other goroutines started
 	read    int
 }
+
+// earlyBacklog is how many chunks may wait for a goroutine to compile
+// them: more would hold more of a large document decoded at once.
+const earlyBacklog = 8
 
 // chunkRead takes a chunk of definitions that the decoder has read, and
 // leaves alone from then on.
@@ -490,36 +513,50 @@ func (e *earlyCompile) chunkRead(defs []flagDef) {
 		e.start()
 	}
 	for _, c := range e.pending {
-		e.queue <- c
+		select {
+		case e.queue <- c:
+		default:
+			e.own.compileChunk(c, true)
+		}
 	}
 	clear(e.pending)
 	e.pending = e.pending[:0]
 }
 
+// start starts the goroutines that compile beside the decoder's.
 func (e *earlyCompile) start() {
-	workers := min(runtime.GOMAXPROCS(0), maxLoadWorkers)
-	e.queue = make(chan []flagDef, 4*workers)
+	e.queue = make(chan []flagDef, earlyBacklog)
 	var prev *flagIndex
 	if e.cfg.prev != nil {
 		prev = &e.cfg.prev.index
 	}
-	for range workers {
+	e.own = &loader{cfg: e.cfg, noRefs: true, prev: prev}
+	for range max(1, min(runtime.GOMAXPROCS(0)-1, maxLoadWorkers)) {
 		sub := &loader{cfg: e.cfg, noRefs: true, prev: prev}
 		e.wg.Go(func() {
 			for defs := range e.queue {
-				for i := range defs {
-					sub.compileDef(&defs[i], true)
-				}
+				sub.compileChunk(defs, true)
 			}
 		})
 	}
 }
 
-// wait returns once the chunks handed over are compiled.
+// wait returns once the chunks handed over are compiled, helping with
+// those still waiting.
 func (e *earlyCompile) wait() {
-	if e.queue != nil {
-		close(e.queue)
-		e.wg.Wait()
+	if e.queue == nil {
+		return
+	}
+	close(e.queue)
+	for defs := range e.queue {
+		e.own.compileChunk(defs, true)
+	}
+	e.wg.Wait()
+}
+
+func (l *loader) compileChunk(defs []flagDef, early bool) {
+	for i := range defs {
+		l.compileDef(&defs[i], early)
 	}
 }
 
@@ -577,6 +614,7 @@ type flagDef struct {
 	refs    bool // it may have a "$ref"
 	reused  bool // the flag was taken from WithPrevious
 	unnamed bool // an entry without a key: it cannot be asked for
+	dropped bool // another definition takes its place
 }
 
 // defNotes are the problems and warnings of a flag's compilation.
@@ -597,20 +635,53 @@ func (d *flagDef) path(part ...string) []string {
 	return append(at, part...)
 }
 
+// flagDefs are definitions in chunks, in document order: a large flag
+// set's are read a chunk at a time (see flagList).
+type flagDefs [][]flagDef
+
+// all yields every definition.
+func (defs flagDefs) all() iter.Seq[*flagDef] {
+	return func(yield func(*flagDef) bool) {
+		for _, chunk := range defs {
+			for i := range chunk {
+				if !yield(&chunk[i]) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// count is how many definitions there are.
+func (defs flagDefs) count() int {
+	n := 0
+	for _, chunk := range defs {
+		n += len(chunk)
+	}
+	return n
+}
+
+// withoutDropped is defs less the definitions marked dropped.
+func (defs flagDefs) withoutDropped() flagDefs {
+	for i := range defs {
+		defs[i] = slices.DeleteFunc(defs[i], func(fd flagDef) bool { return fd.dropped })
+	}
+	return defs
+}
+
 // flagDefinitions lists the flags of the document, which may be an object
 // keyed by flag key or an array of objects that carry their "key".
-func flagDefinitions(top map[string]any) ([]flagDef, error) {
+func flagDefinitions(top map[string]any) (flagDefs, error) {
 	raw, ok := top["flags"]
 	if !ok {
 		return nil, &DocumentError{Msg: `"flags" is missing`}
 	}
 	switch t := raw.(type) {
 	case *flagList:
-		defs := slices.Concat(t.chunks...)
 		if t.array {
-			return arrayDefinitions(defs), nil
+			return arrayDefinitions(t.chunks), nil
 		}
-		return lastOfEachKey(defs), nil
+		return t.chunks, nil
 	case map[string]any:
 		// In map order: load sorts what it reports by flag key, which is
 		// cheaper than sorting every key of a large flag set.
@@ -618,13 +689,13 @@ func flagDefinitions(top map[string]any) ([]flagDef, error) {
 		for k, v := range t {
 			defs = append(defs, decodedDef(k, v, -1))
 		}
-		return defs, nil
+		return flagDefs{defs}, nil
 	case []any:
 		defs := make([]flagDef, len(t))
 		for i, el := range t {
 			defs[i] = decodedDef("", el, i)
 		}
-		return arrayDefinitions(defs), nil
+		return arrayDefinitions(flagDefs{defs}), nil
 	}
 	return nil, &DocumentError{Msg: fmt.Sprintf(`"flags" is %s, not an object or an array`, jsonType(raw)), Path: []string{"flags"}}
 }
@@ -636,7 +707,10 @@ func decodedDef(key string, raw any, index int) flagDef {
 	if !ok {
 		return flagDef{key: key, raw: raw, index: index, refs: true}
 	}
-	f := &defFields{key: obj["key"], state: obj["state"], defaultVariant: obj["defaultVariant"],
+	if index >= 0 {
+		key, _ = obj["key"].(string)
+	}
+	f := &defFields{state: obj["state"], defaultVariant: obj["defaultVariant"],
 		targeting: obj["targeting"], metadata: obj["metadata"], variants: obj["variants"]}
 	if vs, ok := f.variants.(map[string]any); ok {
 		f.variants, f.variantsObject = nil, true
@@ -648,57 +722,36 @@ func decodedDef(key string, raw any, index int) flagDef {
 	return flagDef{key: key, fields: f, index: index, object: true, refs: true}
 }
 
-// arrayDefinitions gives the entries of an array of flags their keys,
-// which they carry: one without a key is a problem, as is a key defined
-// more than once.
-func arrayDefinitions(entries []flagDef) []flagDef {
-	defs := entries[:0]
-	seen := map[string]int{}
-	for _, fd := range entries {
-		if fd.fields != nil {
-			fd.key, _ = fd.fields.key.(string)
-		}
+// arrayDefinitions checks the keys that the entries of an array of flags
+// carry: an entry without one is a problem, as is a key defined more than
+// once, which the first entry of the key answers.
+func arrayDefinitions(defs flagDefs) flagDefs {
+	seen := map[string]*flagDef{}
+	for fd := range defs.all() {
 		if fd.key == "" {
 			fd.key, fd.problem, fd.unnamed = fmt.Sprintf("flags[%d]", fd.index), fmt.Errorf(`flag entry has no "key"`), true
-			defs = append(defs, fd)
 			continue
 		}
-		if j, dup := seen[fd.key]; dup {
-			defs[j].problem = fmt.Errorf("flag key is defined more than once")
+		if first, dup := seen[fd.key]; dup {
+			first.problem, fd.dropped = fmt.Errorf("flag key is defined more than once"), true
 			continue
 		}
-		seen[fd.key] = len(defs)
-		defs = append(defs, fd)
+		seen[fd.key] = fd
 	}
-	return defs
+	return defs.withoutDropped()
 }
 
 // lastOfEachKey keeps the last definition of each key, as decoding the
 // object into a map would.
-func lastOfEachKey(defs []flagDef) []flagDef {
-	size := 1
-	for size < 2*len(defs) {
-		size <<= 1
-	}
-	mask := uint64(size - 1)
-	slots := make([]int32, size) // index+1 in defs; 0 is free
-	dropped := 0
-	for i := range defs {
-		h := keyHash(0, defs[i].key) & mask
-		for ; slots[h] != 0; h = (h + 1) & mask {
-			if j := slots[h] - 1; defs[j].key == defs[i].key {
-				defs[j].span, dropped = nil, dropped+1
-				slots[h] = int32(i + 1)
-				goto next
-			}
+func lastOfEachKey(defs flagDefs) flagDefs {
+	last := map[string]*flagDef{}
+	for fd := range defs.all() {
+		if earlier := last[fd.key]; earlier != nil {
+			earlier.dropped = true
 		}
-		slots[h] = int32(i + 1)
-	next:
+		last[fd.key] = fd
 	}
-	if dropped == 0 {
-		return defs
-	}
-	return slices.DeleteFunc(defs, func(d flagDef) bool { return d.span == nil })
+	return defs.withoutDropped()
 }
 
 // metadata keeps the string, number and boolean entries of a metadata
@@ -764,7 +817,7 @@ func (l *loader) compileFlag(fd *flagDef) (*flag, []FlagProblem) {
 // defFields are the members of a definition that the loader reads, as
 // decoded.
 type defFields struct {
-	key, state, defaultVariant, targeting, metadata any
+	state, defaultVariant, targeting, metadata any
 	// variantList holds "variants" when it is an object (variantsObject),
 	// in the order written until sortVariants; variants holds it
 	// otherwise, nil when it is missing.

@@ -17,12 +17,6 @@ type flagIndex struct {
 	n     int // flags held
 }
 
-// newFlagIndex indexes flags, whose keys are unique.
-func newFlagIndex(flags []*flag) flagIndex {
-	x, _ := indexFlags(flags)
-	return x
-}
-
 // indexFlags indexes flags; unique is false when two have the same key,
 // and the index then holds both.
 func indexFlags(flags []*flag) (x flagIndex, unique bool) {

@@ -28,12 +28,15 @@ const maxJSONDepth = 10000
 // boxed once (boxing a string allocates), and the flag set keeps them, so
 // sharing them saves memory too.
 type fastDecoder struct {
-	data   []byte
-	pos    int
-	depth  int
-	intern map[string]any // strings, each boxed as a string
-	nums   map[string]any // numbers, each boxed as a json.Number
-	stack  []any          // elements of the arrays and objects being built
+	data  []byte
+	pos   int
+	depth int
+	// interned are the strings (boxed as strings) and the numbers (boxed
+	// as json.Numbers) met so far, each in a slot chosen by a hash of its
+	// text. One that meets another in its slot takes its place: it is only
+	// shared less.
+	interned []any
+	stack    []any // elements of the arrays and objects being built
 	keys   []string
 	refs   bool // some object has a "$ref" key
 	single bool // an object of one member is an *op1
@@ -53,11 +56,19 @@ type fastDecoder struct {
 
 const internMax = 32
 
-// internCap bounds how many strings a decoder interns. The strings that
-// repeat (member names, states, variant names) come early and often; past
-// the first few thousand, most strings are a flag's own (its key, its
-// values), and a map growing with them costs more than it shares.
-const internCap = 4096
+// maxInterned is how many slots a large document's interned values have:
+// the strings that repeat (member names, states, variant names) are few,
+// and most others are a flag's own.
+const maxInterned = 4096
+
+// newInterned are the interned slots for a document of n bytes.
+func newInterned(n int) []any {
+	size := 64
+	for size < maxInterned && size*64 < n {
+		size *= 2
+	}
+	return make([]any, size)
+}
 
 // The contexts of encoding/json's messages, after "invalid character …".
 const (
@@ -73,7 +84,7 @@ const (
 // (flagDef.span), which tell a definition written as before from a
 // changed one (see WithPrevious).
 type flagList struct {
-	chunks [][]flagDef
+	chunks flagDefs
 	array  bool // an array of definitions, each with its "key"
 }
 
@@ -95,7 +106,7 @@ func (o *op1) MarshalJSON() ([]byte, error) {
 // decodeJSON decodes a JSON document. refs reports whether an object in it
 // has a "$ref" member; err is a *SyntaxError.
 func decodeJSON(data []byte, chunkRead func([]flagDef)) (v any, refs bool, err error) {
-	d := fastDecoder{data: data, intern: make(map[string]any, 64), nums: make(map[string]any, 16), chunkRead: chunkRead}
+	d := fastDecoder{data: data, interned: newInterned(len(data)), chunkRead: chunkRead}
 	v, ok := d.value()
 	if !ok {
 		return nil, false, d.syntaxError()
@@ -353,7 +364,8 @@ func (d *fastDecoder) flags() (any, bool) {
 			// Small at first, for the many documents of a few flags.
 			defs = make([]flagDef, 0, min(max(2*cap(defs), 8), defsChunk))
 		}
-		fd := flagDef{index: -1}
+		defs = append(defs, flagDef{index: -1})
+		fd := &defs[len(defs)-1]
 		if list.array {
 			fd.index = n
 		} else if b, ok := d.name(); ok {
@@ -361,10 +373,9 @@ func (d *fastDecoder) flags() (any, bool) {
 		} else {
 			return nil, false
 		}
-		if !d.definition(&fd) {
+		if !d.definition(fd) {
 			return nil, false
 		}
-		defs = append(defs, fd)
 		more, ok := d.after(closing, why)
 		if !ok {
 			return nil, false
@@ -386,9 +397,6 @@ func (d *fastDecoder) definition(fd *flagDef) bool {
 	ok := d.readDefinition(fd)
 	fd.span, fd.refs = d.data[start:d.pos], d.refs
 	d.refs = d.refs || refs
-	if f := fd.fields; f != nil && fd.index >= 0 {
-		fd.key, _ = f.key.(string)
-	}
 	return ok
 }
 
@@ -411,7 +419,7 @@ func (d *fastDecoder) readDefinition(fd *flagDef) bool {
 	}
 	for {
 		name, ok := d.name()
-		if !ok || !d.field(fd.fields, name) {
+		if !ok || !d.field(fd, name) {
 			return false
 		}
 		more, ok := d.after('}', afterPair)
@@ -435,7 +443,8 @@ func (d *fastDecoder) newFields() *defFields {
 
 // field decodes the value of a definition's member called name. A
 // member written twice keeps the last value, as in a map.
-func (d *fastDecoder) field(f *defFields, name []byte) bool {
+func (d *fastDecoder) field(fd *flagDef, name []byte) bool {
+	f := fd.fields
 	var ok bool
 	switch string(name) {
 	case "state":
@@ -451,7 +460,10 @@ func (d *fastDecoder) field(f *defFields, name []byte) bool {
 	case "metadata":
 		f.metadata, ok = d.value()
 	case "key":
-		f.key, ok = d.value()
+		var key any
+		if key, ok = d.value(); fd.index >= 0 {
+			fd.key, _ = key.(string) // an entry of an array of flags
+		}
 	default:
 		_, ok = d.value()
 	}
@@ -543,12 +555,12 @@ func (d *fastDecoder) number() (any, bool) {
 	if len(b) > internMax {
 		return json.Number(b), true
 	}
-	if v, ok := d.nums[string(b)]; ok {
-		return v, true
+	slot := &d.interned[keyHash(1, string(b))&uint64(len(d.interned)-1)]
+	if n, ok := (*slot).(json.Number); ok && string(n) == string(b) {
+		return *slot, true
 	}
-	var v any = json.Number(b)
-	d.nums[string(b)] = v
-	return v, true
+	*slot = json.Number(b)
+	return *slot, true
 }
 
 // text is b as a string boxed in an interface, shared with earlier strings
@@ -557,14 +569,12 @@ func (d *fastDecoder) text(b []byte) any {
 	if len(b) > internMax {
 		return string(b)
 	}
-	if v, ok := d.intern[string(b)]; ok {
-		return v
+	slot := &d.interned[keyHash(0, string(b))&uint64(len(d.interned)-1)]
+	if s, ok := (*slot).(string); ok && s == string(b) {
+		return *slot
 	}
-	var v any = string(b)
-	if len(d.intern) < internCap {
-		d.intern[v.(string)] = v
-	}
-	return v
+	*slot = string(b)
+	return *slot
 }
 
 // textString is text as a string.

@@ -192,7 +192,10 @@ func fieldsAsDecoded(d flagDef) any {
 	decoded, _, _ := stdDecode(d.span)
 	written, _ := decoded.(map[string]any)
 	out := map[string]any{}
-	for k, v := range map[string]any{"key": f.key, "state": f.state, "defaultVariant": f.defaultVariant,
+	if key, _ := written["key"].(string); d.index >= 0 && key != d.key {
+		return nil // an entry of an array of flags has the key it carries
+	}
+	for k, v := range map[string]any{"state": f.state, "defaultVariant": f.defaultVariant,
 		"targeting": f.targeting, "metadata": f.metadata, "variants": f.variants} {
 		if _, ok := written[k]; ok {
 			out[k] = plainDecoded(v)

@@ -166,7 +166,7 @@ func TestOp1RulesAsMaps(t *testing.T) {
 	}
 	set := ruleSet(fractional.V2)
 	for _, text := range texts {
-		d := fastDecoder{data: []byte(text), intern: map[string]any{}, nums: map[string]any{}, single: true}
+		d := fastDecoder{data: []byte(text), interned: newInterned(0), single: true}
 		asOp1, ok := d.value()
 		if !ok {
 			continue
