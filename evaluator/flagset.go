@@ -713,7 +713,7 @@ func decodedDef(key string, raw any, index int) flagDef {
 	f := &defFields{state: obj["state"], defaultVariant: obj["defaultVariant"],
 		targeting: obj["targeting"], metadata: obj["metadata"], variants: obj["variants"]}
 	if vs, ok := f.variants.(map[string]any); ok {
-		f.variants, f.variantsObject = nil, true
+		f.variants = nil
 		f.variantList = make([]member, 0, len(vs))
 		for name, v := range vs {
 			f.variantList = append(f.variantList, member{name: name, val: v})
@@ -818,12 +818,11 @@ func (l *loader) compileFlag(fd *flagDef) (*flag, []FlagProblem) {
 // decoded.
 type defFields struct {
 	state, defaultVariant, targeting, metadata any
-	// variantList holds "variants" when it is an object (variantsObject),
-	// in the order written until sortVariants; variants holds it
-	// otherwise, nil when it is missing.
-	variants       any
-	variantList    []member
-	variantsObject bool
+	// variantList holds "variants" when it is an object (not nil, even
+	// when empty), in the order written until sortVariants; variants
+	// holds it otherwise, nil when it is missing.
+	variants    any
+	variantList []member
 }
 
 // member is a member of an object, as read.
@@ -850,7 +849,7 @@ func (def *defFields) sortVariants() {
 // appendVariants is canonicalAppend of the variants, an object as the
 // map it stands for.
 func (def *defFields) appendVariants(b []byte) []byte {
-	if !def.variantsObject {
+	if def.variantList == nil {
 		return canonicalAppend(b, def.variants)
 	}
 	b = append(b, 'm')
@@ -988,7 +987,7 @@ type issue struct {
 // The variants are read into the loader's scratch, which f.vals is then a
 // view of: shareVariants gives f its own.
 func (f *flag) setVariants(def *defFields, l *loader) []issue {
-	if !def.variantsObject {
+	if def.variantList == nil {
 		if def.variants == nil {
 			return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is missing`)}}
 		}

@@ -2,7 +2,6 @@ package evaluator
 
 import (
 	"encoding/json"
-	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -40,10 +39,11 @@ type fastDecoder struct {
 	keys   []string
 	refs   bool // some object has a "$ref" key
 	single bool // an object of one member is an *op1
-	// defChunk is where definitions are read, a chunk at a time, and
-	// members the variants being read.
-	defChunk []defFields
-	members  []member
+	// defChunk is where definitions are read, a chunk at a time, members
+	// the variants being read, and memberChunk where they are kept.
+	defChunk    []defFields
+	members     []member
+	memberChunk []member
 	// chunkRead, when not nil, is handed each full chunk of a flagList,
 	// which the decoder leaves alone from then on.
 	chunkRead func([]flagDef)
@@ -474,7 +474,7 @@ func (d *fastDecoder) field(fd *flagDef, name []byte) bool {
 // f.variantList, anything else into f.variants.
 func (d *fastDecoder) variants(f *defFields) bool {
 	d.space()
-	f.variants, f.variantList, f.variantsObject = nil, nil, false
+	f.variants, f.variantList = nil, nil
 	if d.pos >= len(d.data) || d.data[d.pos] != '{' {
 		var ok bool
 		f.variants, ok = d.value()
@@ -484,9 +484,9 @@ func (d *fastDecoder) variants(f *defFields) bool {
 		return false
 	}
 	defer func() { d.depth-- }()
-	f.variantsObject = true
 	if d.pos < len(d.data) && d.data[d.pos] == '}' {
 		d.pos++
+		f.variantList = []member{}
 		return true
 	}
 	for {
@@ -504,9 +504,7 @@ func (d *fastDecoder) variants(f *defFields) bool {
 			return false
 		}
 		if !more {
-			f.variantList = slices.Clone(d.members)
-			clear(d.members)
-			d.members = d.members[:0]
+			f.variantList = d.memberList()
 			return true
 		}
 	}
@@ -576,6 +574,23 @@ func (d *fastDecoder) text(b []byte) any {
 	*slot = string(b)
 	return *slot
 }
+
+// memberList is a copy of d.members, from a chunk shared with other
+// lists: the variants of thousands of flags make that many lists.
+func (d *fastDecoder) memberList() []member {
+	n := len(d.members)
+	if cap(d.memberChunk)-len(d.memberChunk) < n {
+		d.memberChunk = make([]member, 0, max(n, memberChunk))
+	}
+	start := len(d.memberChunk)
+	d.memberChunk = append(d.memberChunk, d.members...)
+	clear(d.members)
+	d.members = d.members[:0]
+	return d.memberChunk[start:len(d.memberChunk):len(d.memberChunk)]
+}
+
+// memberChunk is how many members memberList allocates at once.
+const memberChunk = 512
 
 // textString is text as a string.
 func (d *fastDecoder) textString(b []byte) string {

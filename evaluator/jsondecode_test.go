@@ -201,7 +201,7 @@ func fieldsAsDecoded(d flagDef) any {
 			out[k] = plainDecoded(v)
 		}
 	}
-	if f.variantsObject {
+	if f.variantList != nil {
 		vs := map[string]any{}
 		for _, m := range f.variantList {
 			vs[m.name] = plainDecoded(m.val) // the last of a name wins
