@@ -2195,6 +2195,7 @@ func FuzzLoad(f *testing.F) {
 			opts = append(opts, WithStrict())
 		}
 		set, err := Load(doc, opts...)
+		checkEarly(t, doc, opts, set, err)
 		if err != nil {
 			if set != nil {
 				t.Fatalf("Load returned a flag set and an error: %v", err)

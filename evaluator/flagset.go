@@ -402,7 +402,7 @@ func (l *loader) finish(set *FlagSet, top map[string]any, defs flagDefs) *FlagSe
 func flagsOf(defs flagDefs) []*flag {
 	flags := make([]*flag, 0, defs.count())
 	for def := range defs.all() {
-		if def.problem != nil && def.flag == nil {
+		if def.problem != nil {
 			def.flag = newFlag(def.key).breakWith(def.problem, def.path())
 		}
 		if !def.unnamed {
@@ -617,6 +617,12 @@ type flagDef struct {
 	dropped bool // another definition takes its place
 }
 
+// fail makes err the definition's problem, which its flag answers: what
+// compiling it made, if anything, does not stand.
+func (fd *flagDef) fail(err error) {
+	fd.problem, fd.flag, fd.notes = err, nil, nil
+}
+
 // defNotes are the problems and warnings of a flag's compilation.
 type defNotes struct {
 	problems []FlagProblem
@@ -729,11 +735,13 @@ func arrayDefinitions(defs flagDefs) flagDefs {
 	seen := map[string]*flagDef{}
 	for fd := range defs.all() {
 		if fd.key == "" {
-			fd.key, fd.problem, fd.unnamed = fmt.Sprintf("flags[%d]", fd.index), fmt.Errorf(`flag entry has no "key"`), true
+			fd.key, fd.unnamed = fmt.Sprintf("flags[%d]", fd.index), true
+			fd.fail(fmt.Errorf(`flag entry has no "key"`))
 			continue
 		}
 		if first, dup := seen[fd.key]; dup {
-			first.problem, fd.dropped = fmt.Errorf("flag key is defined more than once"), true
+			first.fail(fmt.Errorf("flag key is defined more than once"))
+			fd.dropped = true
 			continue
 		}
 		seen[fd.key] = fd
