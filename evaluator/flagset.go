@@ -366,7 +366,7 @@ func (l *loader) finish(set *FlagSet, top map[string]any, defs flagDefs) *FlagSe
 		index, _ = indexFlags(flagsOf(defs))
 	}
 	set.index = index
-	setMeta := canonicalAppend(nil, mergeMetadata(set.metadata, nil))
+	setMeta := canonicalAppend(nil, set.metadata)
 	for def := range defs.all() {
 		if def.problem != nil {
 			set.problems = append(set.problems, FlagProblem{Flag: def.key, Path: def.flag.broken.path, Err: def.problem})
@@ -416,13 +416,16 @@ func flagsOf(defs flagDefs) []*flag {
 // under its own, and its fingerprint, which covers both. setMeta is the
 // canonical form of the flag set's metadata alone.
 func (l *loader) settle(f *flag, meta map[string]any, setMeta []byte) {
+	own := f.metadata
+	if f.metadata = mergeMetadata(meta, own); f.metadata == nil {
+		return // the fingerprint of the rest is the flag's
+	}
 	b := append(l.scratch[:0], f.fingerprint[:]...)
-	if len(f.metadata) == 0 {
+	if len(own) == 0 {
 		b = append(b, setMeta...)
 	} else {
-		b = canonicalAppend(b, mergeMetadata(meta, f.metadata))
+		b = canonicalAppend(b, f.metadata)
 	}
-	f.metadata = mergeMetadata(meta, f.metadata)
 	l.scratch = b
 	f.fingerprint = fingerprintOf(b)
 }
@@ -506,7 +509,9 @@ const earlyBacklog = 8
 // leaves alone from then on.
 func (e *earlyCompile) chunkRead(defs []flagDef) {
 	e.pending = append(e.pending, defs)
-	if e.read += len(defs); e.read < parallelLoadMin {
+	// Goroutines pay sooner here than in compileAll: they start once, and
+	// the decoder's goroutine has work of its own.
+	if e.read += len(defs); e.read < parallelLoadMin/8 {
 		return
 	}
 	if e.queue == nil {
