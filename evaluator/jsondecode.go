@@ -580,7 +580,7 @@ func (d *fastDecoder) text(b []byte) any {
 func (d *fastDecoder) memberList() []member {
 	n := len(d.members)
 	if cap(d.memberChunk)-len(d.memberChunk) < n {
-		d.memberChunk = make([]member, 0, max(n, memberChunk))
+		d.memberChunk = make([]member, 0, max(n, min(2*cap(d.memberChunk), memberChunk), 16))
 	}
 	start := len(d.memberChunk)
 	d.memberChunk = append(d.memberChunk, d.members...)
@@ -589,7 +589,8 @@ func (d *fastDecoder) memberList() []member {
 	return d.memberChunk[start:len(d.memberChunk):len(d.memberChunk)]
 }
 
-// memberChunk is how many members memberList allocates at once.
+// memberChunk is how many members memberList allocates at once, once a
+// document has had many.
 const memberChunk = 512
 
 // textString is text as a string.
