@@ -36,9 +36,9 @@ type fastDecoder struct {
 	// shared less.
 	interned []any
 	stack    []any // elements of the arrays and objects being built
-	keys   []string
-	refs   bool // some object has a "$ref" key
-	single bool // an object of one member is an *op1
+	keys     []string
+	refs     bool // some object has a "$ref" key
+	single   bool // an object of one member is an *op1
 	// defChunk is where definitions are read, a chunk at a time, members
 	// the variants being read, and memberChunk where they are kept.
 	defChunk    []defFields
@@ -217,119 +217,95 @@ func (d *fastDecoder) name() ([]byte, bool) {
 	return b, true
 }
 
-// member reads one `"key": value` of an object, spaces before it included.
-func (d *fastDecoder) member() (string, any, bool) {
-	b, ok := d.name()
-	if !ok {
-		return "", nil, false
+// each reads the object or array that starts at d.pos, calling read for
+// each of its members, with the member's name, or each of its elements.
+func (d *fastDecoder) each(read func(name []byte) bool) bool {
+	closing, why := byte(']'), afterElem
+	if d.data[d.pos] == '{' {
+		closing, why = '}', afterPair
 	}
-	k := d.textString(b)
-	var v any
-	if d.depth == 1 && k == "flags" {
-		v, ok = d.flags()
-	} else {
-		v, ok = d.value()
-	}
-	return k, v, ok
-}
-
-// enter counts the object or array that starts at d.pos in the depth.
-func (d *fastDecoder) enter() bool {
 	if d.depth++; d.depth > maxJSONDepth {
 		return d.fail("exceeded max depth")
 	}
+	defer func() { d.depth-- }()
 	d.pos++
 	d.space()
-	return true
+	if d.pos < len(d.data) && d.data[d.pos] == closing {
+		d.pos++
+		return true
+	}
+	for {
+		var name []byte
+		if closing == '}' {
+			var ok bool
+			if name, ok = d.name(); !ok {
+				return false
+			}
+		}
+		if !read(name) {
+			return false
+		}
+		d.space()
+		switch {
+		case d.pos >= len(d.data):
+			return d.fail(why)
+		case d.data[d.pos] == closing:
+			d.pos++
+			return true
+		case d.data[d.pos] != ',':
+			return d.fail(why)
+		}
+		d.pos++
+	}
 }
 
 func (d *fastDecoder) object() (any, bool) {
-	if !d.enter() {
+	base, kbase := len(d.stack), len(d.keys)
+	ok := d.each(func(name []byte) bool {
+		k := d.textString(name)
+		var v any
+		var ok bool
+		if d.depth == 1 && k == "flags" {
+			v, ok = d.flags()
+		} else {
+			v, ok = d.value()
+		}
+		d.keys, d.stack = append(d.keys, k), append(d.stack, v)
+		return ok
+	})
+	if !ok {
 		return nil, false
 	}
-	defer func() { d.depth-- }()
-	if d.pos < len(d.data) && d.data[d.pos] == '}' {
-		d.pos++
-		return map[string]any{}, true
-	}
-	base, kbase := len(d.stack), len(d.keys)
-	for {
-		k, v, ok := d.member()
-		if !ok {
-			return nil, false
+	var o any
+	if n := len(d.keys) - kbase; d.single && n == 1 {
+		o = &op1{key: d.keys[kbase], val: d.stack[base]}
+	} else {
+		m := make(map[string]any, n)
+		for i, k := range d.keys[kbase:] {
+			m[k] = d.stack[base+i] // a repeated key: the last wins, as in encoding/json
 		}
-		d.keys = append(d.keys, k)
-		d.stack = append(d.stack, v)
-		more, ok := d.after('}', afterPair)
-		if !ok {
-			return nil, false
-		}
-		if more {
-			continue
-		}
-		var o any
-		if d.single && len(d.keys)-kbase == 1 {
-			o = &op1{key: d.keys[kbase], val: d.stack[base]}
-		} else {
-			m := make(map[string]any, len(d.keys)-kbase)
-			for i, k := range d.keys[kbase:] {
-				m[k] = d.stack[base+i] // a repeated key: the last wins, as in encoding/json
-			}
-			o = m
-		}
-		clear(d.stack[base:])
-		d.stack, d.keys = d.stack[:base], d.keys[:kbase]
-		return o, true
+		o = m
 	}
-}
-
-// after reads what follows an element of an object or an array: a comma
-// (more reports it) or the closing byte. why is encoding/json's word for
-// anything else there.
-func (d *fastDecoder) after(closing byte, why string) (more, ok bool) {
-	d.space()
-	if d.pos >= len(d.data) {
-		return false, d.fail(why)
-	}
-	switch d.data[d.pos] {
-	case ',':
-		d.pos++
-		return true, true
-	case closing:
-		d.pos++
-		return false, true
-	}
-	return false, d.fail(why)
+	clear(d.stack[base:])
+	d.stack, d.keys = d.stack[:base], d.keys[:kbase]
+	return o, true
 }
 
 func (d *fastDecoder) array() (any, bool) {
-	if !d.enter() {
+	base := len(d.stack)
+	ok := d.each(func([]byte) bool {
+		v, ok := d.value()
+		d.stack = append(d.stack, v)
+		return ok
+	})
+	if !ok {
 		return nil, false
 	}
-	defer func() { d.depth-- }()
-	if d.pos < len(d.data) && d.data[d.pos] == ']' {
-		d.pos++
-		return []any{}, true
-	}
-	base := len(d.stack)
-	for {
-		v, ok := d.value()
-		if !ok {
-			return nil, false
-		}
-		d.stack = append(d.stack, v)
-		more, ok := d.after(']', afterElem)
-		if !ok {
-			return nil, false
-		}
-		if !more {
-			a := make([]any, len(d.stack)-base)
-			copy(a, d.stack[base:])
-			clear(d.stack[base:])
-			d.stack = d.stack[:base]
-			return a, true
-		}
-	}
+	a := make([]any, len(d.stack)-base)
+	copy(a, d.stack[base:])
+	clear(d.stack[base:])
+	d.stack = d.stack[:base]
+	return a, true
 }
 
 // flags decodes the document's "flags" member: an object or an array is a
@@ -340,20 +316,9 @@ func (d *fastDecoder) flags() (any, bool) {
 		return d.value()
 	}
 	list := &flagList{array: d.data[d.pos] == '['}
-	closing, why := byte('}'), afterPair
-	if list.array {
-		closing, why = ']', afterElem
-	}
-	if !d.enter() {
-		return nil, false
-	}
-	defer func() { d.depth-- }()
-	if d.pos < len(d.data) && d.data[d.pos] == closing {
-		d.pos++
-		return list, true
-	}
 	var defs []flagDef
-	for n := 0; ; n++ {
+	n := 0
+	ok := d.each(func(name []byte) bool {
 		if len(defs) == cap(defs) {
 			if defs != nil {
 				list.chunks = append(list.chunks, defs)
@@ -364,27 +329,21 @@ func (d *fastDecoder) flags() (any, bool) {
 			// Small at first, for the many documents of a few flags.
 			defs = make([]flagDef, 0, min(max(2*cap(defs), 8), defsChunk))
 		}
-		defs = append(defs, flagDef{index: -1})
-		fd := &defs[len(defs)-1]
+		fd := flagDef{key: string(name), index: -1} // a flag's key is its own, not interned
 		if list.array {
 			fd.index = n
-		} else if b, ok := d.name(); ok {
-			fd.key = string(b) // a flag's own, not interned
-		} else {
-			return nil, false
 		}
-		if !d.definition(fd) {
-			return nil, false
-		}
-		more, ok := d.after(closing, why)
-		if !ok {
-			return nil, false
-		}
-		if !more {
-			list.chunks = append(list.chunks, defs)
-			return list, true
-		}
+		n++
+		defs = append(defs, fd)
+		return d.definition(&defs[len(defs)-1])
+	})
+	if !ok {
+		return nil, false
 	}
+	if defs != nil {
+		list.chunks = append(list.chunks, defs)
+	}
+	return list, true
 }
 
 // definition decodes a flag's definition at d.pos: an object into
@@ -408,28 +367,8 @@ func (d *fastDecoder) readDefinition(fd *flagDef) bool {
 		fd.raw, ok = d.value()
 		return ok
 	}
-	if !d.enter() {
-		return false
-	}
-	defer func() { d.depth-- }()
 	fd.fields, fd.object = d.newFields(), true
-	if d.pos < len(d.data) && d.data[d.pos] == '}' {
-		d.pos++
-		return true
-	}
-	for {
-		name, ok := d.name()
-		if !ok || !d.field(fd, name) {
-			return false
-		}
-		more, ok := d.after('}', afterPair)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
-	}
+	return d.each(func(name []byte) bool { return d.field(fd, name) })
 }
 
 // newFields is a definition's fields, from the current chunk.
@@ -480,34 +419,15 @@ func (d *fastDecoder) variants(f *defFields) bool {
 		f.variants, ok = d.value()
 		return ok
 	}
-	if !d.enter() {
-		return false
-	}
-	defer func() { d.depth-- }()
-	if d.pos < len(d.data) && d.data[d.pos] == '}' {
-		d.pos++
-		f.variantList = []member{}
-		return true
-	}
-	for {
-		name, ok := d.name()
-		if !ok {
-			return false
-		}
+	ok := d.each(func(name []byte) bool {
 		m := member{name: d.textString(name)}
-		if m.val, ok = d.value(); !ok {
-			return false
-		}
+		var ok bool
+		m.val, ok = d.value()
 		d.members = append(d.members, m)
-		more, ok := d.after('}', afterPair)
-		if !ok {
-			return false
-		}
-		if !more {
-			f.variantList = d.memberList()
-			return true
-		}
-	}
+		return ok
+	})
+	f.variantList = d.memberList()
+	return ok
 }
 
 // number checks the JSON number grammar and keeps the text as written.
@@ -579,6 +499,9 @@ func (d *fastDecoder) text(b []byte) any {
 // lists: the variants of thousands of flags make that many lists.
 func (d *fastDecoder) memberList() []member {
 	n := len(d.members)
+	if n == 0 {
+		return []member{} // an empty object, not a missing one
+	}
 	if cap(d.memberChunk)-len(d.memberChunk) < n {
 		d.memberChunk = make([]member, 0, max(n, min(2*cap(d.memberChunk), memberChunk), 16))
 	}

@@ -120,9 +120,9 @@ func TestDecodeDepth(t *testing.T) {
 func TestDecodeSeesRefs(t *testing.T) {
 	cases := map[string]bool{
 		`{"flags":{}}`: false,
-		`{"flags":{"f":{"targeting":{"if":[{"$ref":"x"},"a"]}}}}`: true,
-		`{"flags":{"f":{"variants":{"a":"$ref"}}}}`:               false,
-		`{"flags":[{"key":"f","targeting":{"$ref":"x"}}]}`:        true,
+		`{"flags":{"f":{"targeting":{"if":[{"$ref":"x"},"a"]}}}}`:  true,
+		`{"flags":{"f":{"variants":{"a":"$ref"}}}}`:                false,
+		`{"flags":[{"key":"f","targeting":{"$ref":"x"}}]}`:         true,
 		`{"flags":{"f":{"targeting":{"if":[{"\u0024ref":"x"}]}}}}`: true,
 	}
 	for doc, want := range cases {
