@@ -129,27 +129,25 @@ func fromYAMLValue(x any) (any, error) {
 		}
 		return out, nil
 	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, el := range t {
-			v, err := fromYAMLValue(el)
-			if err != nil {
-				return nil, inside(err, k)
-			}
-			out[k] = v
-		}
-		return out, nil
+		return fromYAMLMap(t)
 	case map[any]any:
-		out := make(map[string]any, len(t))
-		for k, el := range t {
-			v, err := fromYAMLValue(el)
-			if err != nil {
-				return nil, inside(err, fmt.Sprint(k))
-			}
-			out[fmt.Sprint(k)] = v
-		}
-		return out, nil
+		return fromYAMLMap(t)
 	}
 	return nil, &DocumentError{Msg: fmt.Sprintf("unsupported YAML value of type %T", x)}
+}
+
+// fromYAMLMap converts a mapping, whose keys become strings.
+func fromYAMLMap[K comparable](t map[K]any) (any, error) {
+	out := make(map[string]any, len(t))
+	for k, el := range t {
+		key := fmt.Sprint(k)
+		v, err := fromYAMLValue(el)
+		if err != nil {
+			return nil, inside(err, key)
+		}
+		out[key] = v
+	}
+	return out, nil
 }
 
 // jsonType names the JSON type of a decoded value, for messages.

@@ -109,10 +109,9 @@ type config struct {
 // WithPrevious names the flag set that the document replaces: a flag
 // whose definition is written exactly as it was there, in a document
 // whose $evaluators and metadata are the same, is taken from it as it is
-// instead of being decoded and compiled again. An update that changes a
-// few flags of many then costs little more than finding the flags in the
-// document. Flags that had a problem or a warning are compiled again, so
-// that they are reported again.
+// instead of being compiled again, so that an update that changes a few
+// flags of many costs little more than decoding the document. Flags that
+// had a problem or a warning are compiled again, to be reported again.
 func WithPrevious(set *FlagSet) Option {
 	return func(c *config) { c.prev = set }
 }
@@ -163,9 +162,10 @@ func WithClock(now func() time.Time) Option {
 // Load parses and compiles a flag document (JSON or YAML). A document that
 // is not a flag set is an error (*SyntaxError, *DocumentError). A problem
 // confined to one flag only breaks that flag, unless WithStrict was given,
-// in which case the error is a *ValidationError. A set of thousands of
-// flags is decoded and compiled on up to four goroutines (no more than
-// GOMAXPROCS), all of which have ended when Load returns.
+// in which case the error is a *ValidationError. The flags of a large
+// document are compiled on up to four goroutines (no more than
+// GOMAXPROCS) while it is decoded, all of which have ended when Load
+// returns.
 func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 	cfg := config{
 		version: fractional.V2,
@@ -217,11 +217,16 @@ func loadDocument(doc []byte, cfg config) (*FlagSet, *loader, error) {
 		return nil, nil, err
 	}
 	l := &loader{cfg: cfg, noRefs: !refs}
-	set, err := l.load(top)
+	set, err := l.begin(top)
 	if err != nil {
 		return nil, nil, err
 	}
-	return set, l, nil
+	defs, err := flagDefinitions(top)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.compileAll(defs)
+	return l.finish(set, top, defs), l, nil
 }
 
 type warning struct {
@@ -314,19 +319,6 @@ func boolByte(b bool) byte {
 
 func (l *loader) warn(flag string, at []string, msg string) {
 	l.warnings = append(l.warnings, warning{flag: flag, msg: msg, at: at})
-}
-
-func (l *loader) load(top map[string]any) (*FlagSet, error) {
-	set, err := l.begin(top)
-	if err != nil {
-		return nil, err
-	}
-	defs, err := flagDefinitions(top)
-	if err != nil {
-		return nil, err
-	}
-	l.compileAll(defs)
-	return l.finish(set, top, defs), nil
 }
 
 // begin is a new flag set with what the document says besides its flags:
@@ -496,9 +488,8 @@ type earlyCompile struct {
 	wg    sync.WaitGroup
 	// own compiles on the decoder's goroutine the chunks that the other
 	// goroutines are too far behind to take.
-	own     *loader
-	pending [][]flagDef // read before the other goroutines started
-	read    int
+	own  *loader
+	read int
 }
 
 // earlyBacklog is how many chunks may wait for a goroutine to compile
@@ -506,9 +497,8 @@ type earlyCompile struct {
 const earlyBacklog = 8
 
 // chunkRead takes a chunk of definitions that the decoder has read, and
-// leaves alone from then on.
+// leaves alone from then on. The first few are left to compileAll.
 func (e *earlyCompile) chunkRead(defs []flagDef) {
-	e.pending = append(e.pending, defs)
 	// Goroutines pay sooner here than in compileAll: they start once, and
 	// the decoder's goroutine has work of its own.
 	if e.read += len(defs); e.read < parallelLoadMin/8 {
@@ -517,15 +507,11 @@ func (e *earlyCompile) chunkRead(defs []flagDef) {
 	if e.queue == nil {
 		e.start()
 	}
-	for _, c := range e.pending {
-		select {
-		case e.queue <- c:
-		default:
-			e.own.compileChunk(c, true)
-		}
+	select {
+	case e.queue <- defs:
+	default:
+		e.own.compileChunk(defs, true)
 	}
-	clear(e.pending)
-	e.pending = e.pending[:0]
 }
 
 // start starts the goroutines that compile beside the decoder's.
@@ -578,7 +564,7 @@ func (l *loader) compileDef(fd *flagDef, early bool) {
 	var written uint64
 	if fd.span != nil {
 		written = maphash.Bytes(writtenSeed, fd.span)
-		if f := l.previous(fd.key); f != nil && f.reusable && f.written == written {
+		if f := l.prev.get(fd.key); f != nil && f.reusable && f.written == written {
 			if !early {
 				fd.flag, fd.key, fd.reused = f, f.key, true
 			}
@@ -594,14 +580,6 @@ func (l *loader) compileDef(fd *flagDef, early bool) {
 		l.warnings = l.warnings[:warned]
 	}
 	fd.flag, fd.fields = f, nil // what the flag was compiled from need not stay
-}
-
-// previous is the flag of WithPrevious's set with key, if any.
-func (l *loader) previous(key string) *flag {
-	if l.prev == nil {
-		return nil
-	}
-	return l.prev.get(key)
 }
 
 type flagDef struct {

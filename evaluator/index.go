@@ -42,9 +42,9 @@ func indexFlags(flags []*flag) (x flagIndex, unique bool) {
 // flag returns the flag with key, or nil.
 func (s *FlagSet) flag(key string) *flag { return s.index.get(key) }
 
-// get returns the flag with key, or nil.
+// get returns the flag with key, or nil (from a nil index too).
 func (x *flagIndex) get(key string) *flag {
-	if len(x.slots) == 0 {
+	if x == nil || len(x.slots) == 0 {
 		return nil
 	}
 	for i := keyHash(x.seed, key) & x.mask; ; i = (i + 1) & x.mask {
