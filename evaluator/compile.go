@@ -136,8 +136,8 @@ type node struct {
 	one  *node
 	v    *varSpec
 	// aux is what the operator precomputed, of one type per operator (see
-	// its accessors): one field for all of them keeps a node, of which a
-	// flag set has millions, at 96 bytes.
+	// its accessors): one field for all keeps small a node, of which a flag
+	// set has millions.
 	aux any
 }
 
@@ -218,19 +218,11 @@ func (n *node) argc() int {
 }
 
 // compiler turns a decoded rule into nodes, once, when a flag set loads.
-// What it builds does not depend on the fractional version: only
-// evaluation does.
-//
-// It goes on past a problem so that flagsnap validate can report every
-// problem of a rule at once. An operation with a problem of its own (an
-// unknown operator, a malformed argument) compiles to an opBroken node,
-// which fails only when an evaluation reaches it, as it does in flagd; the
-// operations around it compile as usual and take it for a value computed
-// at evaluation, adding no problem of their own. The error each compile
-// method returns is the first problem of the element's subtree.
-//
-// A constant that cannot be read (a number out of range) is a problem of
-// the whole flag instead (whole), as flagd refuses the whole document.
+// It goes on past a problem, so that flagsnap validate reports them all: an
+// operation with one of its own compiles to an opBroken node, which fails
+// only when an evaluation reaches it, as in flagd, and its compile method
+// returns the first problem of its subtree. A constant that cannot be read
+// breaks the whole flag instead (whole), as flagd refuses the document.
 type compiler struct {
 	usesLegacy bool
 	errs       []error // every problem, in the order met
@@ -238,11 +230,9 @@ type compiler struct {
 	depth      int     // of the operation being compiled
 	whole      bool    // a problem that breaks the whole flag was met
 	legacy     []any   // the legacy fractional arguments met, rewritten, for the migration hint
-	// locs holds the locations of the elements being compiled. A location
-	// links to its parent, so escape analysis puts every one declared on
-	// the way down a rule on the heap, a fifth of a load's allocations;
-	// they live no longer than the compilation, so one chunk serves the
-	// flags a loader compiles, one after the other.
+	// locs holds the locations of the elements being compiled, in chunks
+	// shared by the flags a loader compiles: each links to its parent, which
+	// would put every one on the heap.
 	locs []loc
 	// paths are the var paths split so far, shared by the rules that read
 	// the same ones: a set reads the same few attributes thousands of times.
@@ -300,10 +290,8 @@ func broken(err error, null bool) *node {
 }
 
 // unknown stands for an element that has a problem, or whose value cannot
-// be known at load (a $ref to nothing). It is a var of a computed path, so
-// that the checks of the operations around it, which only judge what is
-// constant, take it for a value computed at evaluation and add no problem
-// of their own. A rule holding one is never evaluated: its flag is broken.
+// be known at load: a var of a computed path, which the checks around it
+// take for a value computed at evaluation. Its flag is broken.
 func unknown() *node {
 	return &node{op: opVar, v: &varSpec{dyn: &node{op: opConst, lit: null}}, aux: new(atomic.Pointer[dynPath])}
 }
@@ -466,10 +454,8 @@ type sharedConst struct {
 }
 
 // constNode is a node for the constant v: the one an earlier rule of the
-// same loader made for the same scalar (the same few recur in thousands
-// of rules), or a new one.
-// Within one rule every occurrence has its own node, since Explain tells
-// the arguments of an operation apart by their nodes.
+// same loader made for the same scalar, or a new one. Within one rule each
+// has its own node, as Explain tells arguments apart by their nodes.
 func (c *compiler) constNode(v value) *node {
 	if c.consts == nil {
 		return &node{op: opConst, lit: v}
@@ -830,10 +816,9 @@ func (c *compiler) compileVar(n *node, raw any, at *loc) {
 	n.v = &spec
 }
 
-// varSpecOf reads what var does with an argument that is a value, written
-// in the rule or computed by it: a path string, a number (read as its
-// decimal text), or [path, default]. why says what is wrong with the other
-// shapes.
+// varSpecOf reads what var does with an argument that is a value: a path
+// string, a number (read as its decimal text), or [path, default]; why says
+// what is wrong with the other shapes.
 func varSpecOf(arg value, paths map[string]path) (spec varSpec, why string) {
 	switch arg.k {
 	case kNull:
@@ -868,10 +853,8 @@ func varSpecOf(arg value, paths map[string]path) (spec varSpec, why string) {
 }
 
 // compileLegacyFractional rewrites {"fractionalEvaluation": ["prop", buckets…]}
-// as fractional bucketing by {"var": "prop"}. flagd v0.16 no longer knows
-// the operator: flagsnap keeps it as the way old flag files migrate, and
-// the loader warns with the rule to use instead. Any other shape is an
-// unknown operator there, and a broken part here.
+// as fractional bucketing by {"var": "prop"}, for old flag files, and the
+// loader warns with the rule to use instead. Any other shape is broken.
 func (c *compiler) compileLegacyFractional(raw any, at *loc) (*node, error) {
 	list, ok := raw.([]any)
 	if !ok || len(list) == 0 {

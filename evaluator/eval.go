@@ -119,14 +119,10 @@ func (e *env) eval(n *node) value {
 	return e.fail(errors.New("internal: unknown opcode"))
 }
 
-// args evaluates an operator's argument: every element of a written list
-// (the reference engine evaluates them all before the operator runs), or
-// the single expression, whose array value is then read as the list.
-//
-// The list goes into the caller's buf when it fits, and the caller makes
-// the slice with listOf. Returning a slice of buf from here would let the
-// escape analysis, which cannot tell one level of this recursion from
-// another, move every buffer to the heap.
+// args evaluates an operator's argument: every element of a written list,
+// or the single expression, whose array value is then the list. The list
+// goes into the caller's buf when it fits, for listOf: a slice of buf
+// returned from here would move every buffer of the recursion to the heap.
 func (e *env) args(n *node, buf *argBuf) (k int, more []value, one value, isList bool) {
 	if n.list {
 		if len(n.args) > len(buf) {

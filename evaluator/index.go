@@ -5,11 +5,9 @@ import (
 	"math/rand/v2"
 )
 
-// flagIndex finds a flag by key for evaluations: open addressing with
-// linear probing over a table at most half full. It does what a Go map
-// does with less work per lookup, which is most of the cost of answering a
-// flag that needs no evaluation. It is the flag set's one collection of
-// its flags.
+// flagIndex, the flag set's one collection of its flags, finds one by key:
+// open addressing with linear probing over a table at most half full, less
+// work per lookup than a Go map.
 type flagIndex struct {
 	seed  uint64
 	slots []*flag
@@ -55,11 +53,9 @@ func (x *flagIndex) get(key string) *flag {
 	}
 }
 
-// keyHash hashes a flag key in the manner of wyhash: every byte counts,
-// bytes are read a word at a time, and a 64×64→128-bit multiply mixes them.
-// Flag keys are short, and for them this is a few instructions inline where
-// hash/maphash makes three calls; it is the larger part of answering a
-// static flag.
+// keyHash hashes a flag key in the manner of wyhash: bytes read a word at a
+// time, mixed by a 64×64→128-bit multiply. For short keys it is a few
+// instructions where hash/maphash makes three calls.
 func keyHash(seed uint64, s string) uint64 {
 	const k0, k1 = 0xa0761d6478bd642f, 0xe7037ed1a0b428db
 	n := len(s)
