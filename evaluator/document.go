@@ -14,15 +14,10 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// decodeDocument parses a flag document, JSON or YAML, into plain decoded
-// values with numbers kept as json.Number so that nothing is rounded before
-// we know what a number is for (and, from JSON, "flags" as a *flagList).
-// A document whose first significant character is '{' or '[' is JSON (and
-// its errors are reported as JSON errors); anything else is read as YAML.
-// refs reports whether the document may hold a {"$ref": …}: when it
-// certainly does not, nothing needs to be substituted. chunkRead, when
-// not nil, is handed the definitions of a JSON "flags" as they are read
-// (see fastDecoder).
+// decodeDocument parses a flag document into plain values, numbers kept as
+// json.Number until we know what they are for: JSON when its first
+// significant character is '{' or '[' (see fastDecoder, which chunkRead is
+// for), YAML otherwise. refs is false when it certainly has no "$ref".
 func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, refs bool, err error) {
 	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimLeft(doc, " \t\r\n")
@@ -46,9 +41,8 @@ func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, 
 	return top, refs, nil
 }
 
-// syntaxErrorAt is a JSON syntax error at doc[at]: its line, and its
-// column counted in bytes, from 1. A newline counts as the start of the
-// line after it.
+// syntaxErrorAt is a JSON syntax error at doc[at], with its line and its
+// column in bytes (a newline starts the line after it).
 func syntaxErrorAt(doc []byte, at int, msg string) *SyntaxError {
 	line, col := 1, 1
 	for _, c := range doc[:min(at+1, len(doc))] {

@@ -47,10 +47,8 @@ type FlagSet struct {
 	regions []unsafe.Pointer
 }
 
-// flag is one compiled flag.
-//
-// A flag set holds one per flag, which makes its size most of the memory of
-// a large set: what is cheap to work out at evaluation is not kept.
+// flag is one compiled flag. Its size is most of the memory of a large set:
+// what is cheap to work out at evaluation is not kept.
 type flag struct {
 	key string
 	// keyRef is the key boxed once, for $flagd.flagKey: nil for a flag
@@ -163,9 +161,8 @@ func WithClock(now func() time.Time) Option {
 // is not a flag set is an error (*SyntaxError, *DocumentError). A problem
 // confined to one flag only breaks that flag, unless WithStrict was given,
 // in which case the error is a *ValidationError. The flags of a large
-// document are compiled on up to four goroutines (no more than
-// GOMAXPROCS) while it is decoded, all of which have ended when Load
-// returns.
+// document are compiled on up to four goroutines, as GOMAXPROCS allows,
+// while it is decoded; all of them have ended when Load returns.
 func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 	cfg := config{
 		version: fractional.V2,
@@ -207,12 +204,28 @@ func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 	return set, nil
 }
 
-// loadDocument is Load before the flag set's problems are reported: the
-// set, and the loader that has its warnings.
+// loadDocument is Load before the flag set's problems are reported. Large
+// flag sets are compiled while the rest is decoded, but for what depends on
+// the rest: compileAll compiles those flags, and settle adds the metadata.
 func loadDocument(doc []byte, cfg config) (*FlagSet, *loader, error) {
-	early := earlyCompile{cfg: cfg}
-	top, refs, err := decodeDocument(doc, early.chunkRead)
-	early.wait()
+	early := loader{cfg: cfg, noRefs: true}
+	if cfg.prev != nil {
+		early.prev = &cfg.prev.index
+	}
+	var pool *compilePool
+	read := 0
+	top, refs, err := decodeDocument(doc, func(defs []flagDef) {
+		// Sooner than in compileAll: the decoder's goroutine has work too.
+		if read += len(defs); read >= parallelLoadMin/8 {
+			if pool == nil {
+				pool = startPool(early, true)
+			}
+			pool.add(defs)
+		}
+	})
+	if pool != nil {
+		pool.wait()
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -262,10 +275,7 @@ type sharedVariants struct {
 }
 
 // shareVariants gives f variants of its own, which setVariants left in
-// the loader's scratch: those of an earlier flag that has the same ones,
-// or a copy. Objects are not shared: they are rare, and comparing them
-// costs more than it saves. The copy is only made for variants not seen
-// before, since most flags of a large set have the same few.
+// the loader's scratch: those of an earlier flag with the same, or a copy.
 func (l *loader) shareVariants(f *flag) *sharedVariants {
 	key, shareable := l.variantsKey(f)
 	if shareable {
@@ -286,9 +296,8 @@ func (l *loader) shareVariants(f *flag) *sharedVariants {
 	return sh
 }
 
-// variantsKey writes f's variants in the loader's scratch in a form that
-// is equal for equal variants; shareable is false for variants that are
-// not shared (an object among them, or too many to scan).
+// variantsKey writes f's variants in a form equal for equal variants;
+// shareable is false with an object among them, or too many to scan.
 func (l *loader) variantsKey(f *flag) (key []byte, shareable bool) {
 	if f.variants != nil {
 		return nil, false
@@ -321,9 +330,8 @@ func (l *loader) warn(flag string, at []string, msg string) {
 	l.warnings = append(l.warnings, warning{flag: flag, msg: msg, at: at})
 }
 
-// begin is a new flag set with what the document says besides its flags:
-// the flag-set metadata, and whether flags can be taken from
-// WithPrevious's set.
+// begin is a new flag set with what the document says besides its flags,
+// and whether flags can be taken from WithPrevious's set.
 func (l *loader) begin(top map[string]any) (*FlagSet, error) {
 	set := &FlagSet{
 		version: l.cfg.version,
@@ -347,8 +355,7 @@ func (l *loader) begin(top map[string]any) (*FlagSet, error) {
 	return set, nil
 }
 
-// finish puts the compiled flags, indexed as their definitions, in set,
-// with their problems and warnings.
+// finish puts the compiled flags in set, with their problems and warnings.
 func (l *loader) finish(set *FlagSet, top map[string]any, defs flagDefs) *FlagSet {
 	index, unique := indexFlags(flagsOf(defs))
 	if !unique {
@@ -404,9 +411,8 @@ func flagsOf(defs flagDefs) []*flag {
 	return flags
 }
 
-// settle gives f, compiled without the flag set's metadata, that metadata
-// under its own, and its fingerprint, which covers both. setMeta is the
-// canonical form of the flag set's metadata alone.
+// settle gives f the flag set's metadata under its own, and a fingerprint
+// that covers both; setMeta is the canonical form of the flag set's.
 func (l *loader) settle(f *flag, meta map[string]any, setMeta []byte) {
 	own := f.metadata
 	if f.metadata = mergeMetadata(meta, own); f.metadata == nil {
@@ -422,127 +428,84 @@ func (l *loader) settle(f *flag, meta map[string]any, setMeta []byte) {
 	f.fingerprint = fingerprintOf(b)
 }
 
-// byFlag orders the problems and the warnings by flag key, as they are
-// reported for a "flags" object, whose members have no other order that
-// holds from one decoding to the next.
+// byFlag orders the problems and the warnings of a "flags" object by flag
+// key, the one order its members have from one decoding to the next.
 func (l *loader) byFlag(set *FlagSet) {
 	slices.SortStableFunc(set.problems, func(a, b FlagProblem) int { return strings.Compare(a.Flag, b.Flag) })
 	slices.SortStableFunc(l.warnings, func(a, b warning) int { return strings.Compare(a.flag, b.flag) })
 }
 
-// Large flag sets are compiled on several goroutines: flags compile
-// independently, and a service waiting for its flags has its cores to
-// spare. Each goroutine takes a share of the flags with a loader of its
-// own; what compiling a flag reports stays with its definition.
-var parallelLoadMin = 2048 // flags; below this, goroutines do not pay (a variable for tests)
+var parallelLoadMin = 2048 // flags that pay for goroutines (a variable for tests)
 
 const maxLoadWorkers = 4
 
 // compileAll compiles the definitions that are not compiled yet.
 func (l *loader) compileAll(defs flagDefs) {
-	var todo []*flagDef
+	todo := 0
 	for fd := range defs.all() {
 		if fd.flag == nil && fd.problem == nil {
-			todo = append(todo, fd)
+			todo++
 		}
 	}
-	workers := loadWorkers(len(todo))
-	if workers < 2 {
-		for _, fd := range todo {
+	if todo < parallelLoadMin {
+		for fd := range defs.all() {
 			l.compileDef(fd, false)
 		}
 		return
 	}
-	share := (len(todo) + workers - 1) / workers
-	var wg sync.WaitGroup
-	for w := range workers {
-		sub := &loader{cfg: l.cfg, evaluators: l.evaluators, noRefs: l.noRefs, prev: l.prev}
-		mine := todo[w*share : min((w+1)*share, len(todo))]
-		wg.Go(func() {
-			for _, fd := range mine {
-				sub.compileDef(fd, false)
-			}
-		})
+	p := startPool(loader{cfg: l.cfg, evaluators: l.evaluators, noRefs: l.noRefs, prev: l.prev}, false)
+	for _, chunk := range defs {
+		for part := range slices.Chunk(chunk, defsChunk) {
+			p.add(part)
+		}
 	}
-	wg.Wait()
+	p.wait()
 }
 
-// loadWorkers is how many goroutines compile n flags.
-func loadWorkers(n int) int {
-	if n < parallelLoadMin {
-		return 1
-	}
-	return max(1, min(runtime.GOMAXPROCS(0), maxLoadWorkers, n/max(parallelLoadMin/2, 1)))
-}
-
-// earlyCompile compiles the definitions of a large "flags" a chunk at a
-// time while the rest of the document is decoded, so that compiling
-// overlaps decoding, which is one goroutine's work. What the rest of the
-// document says ($evaluators, the flag set's metadata, whether flags can
-// be taken from WithPrevious's set) is not known yet: the definitions
-// that depend on it are left to compileAll, and finish adds the metadata
-// (settle).
-type earlyCompile struct {
-	cfg   config
+// compilePool compiles chunks of definitions on goroutines beside the one
+// that hands them over, each with a loader of its own.
+type compilePool struct {
 	queue chan []flagDef
 	wg    sync.WaitGroup
-	// own compiles on the decoder's goroutine the chunks that the other
-	// goroutines are too far behind to take.
-	own  *loader
-	read int
+	early bool
+	// own compiles on the goroutine that hands the chunks over those that
+	// the others are too far behind to take.
+	own *loader
 }
 
-// earlyBacklog is how many chunks may wait for a goroutine to compile
-// them: more would hold more of a large document decoded at once.
-const earlyBacklog = 8
+// poolBacklog is how many chunks may wait: more would hold more of a
+// large document decoded at once.
+const poolBacklog = 8
 
-// chunkRead takes a chunk of definitions that the decoder has read, and
-// leaves alone from then on. The first few are left to compileAll.
-func (e *earlyCompile) chunkRead(defs []flagDef) {
-	// Goroutines pay sooner here than in compileAll: they start once, and
-	// the decoder's goroutine has work of its own.
-	if e.read += len(defs); e.read < parallelLoadMin/8 {
-		return
-	}
-	if e.queue == nil {
-		e.start()
-	}
-	select {
-	case e.queue <- defs:
-	default:
-		e.own.compileChunk(defs, true)
-	}
-}
-
-// start starts the goroutines that compile beside the decoder's.
-func (e *earlyCompile) start() {
-	e.queue = make(chan []flagDef, earlyBacklog)
-	var prev *flagIndex
-	if e.cfg.prev != nil {
-		prev = &e.cfg.prev.index
-	}
-	e.own = &loader{cfg: e.cfg, noRefs: true, prev: prev}
-	for range max(1, min(runtime.GOMAXPROCS(0)-1, maxLoadWorkers)) {
-		sub := &loader{cfg: e.cfg, noRefs: true, prev: prev}
-		e.wg.Go(func() {
-			for defs := range e.queue {
-				sub.compileChunk(defs, true)
+// startPool starts the goroutines of a pool whose loaders are like.
+func startPool(like loader, early bool) *compilePool {
+	p := &compilePool{queue: make(chan []flagDef, poolBacklog), early: early, own: &like}
+	for range max(1, min(runtime.GOMAXPROCS(0), maxLoadWorkers)-1) {
+		sub := like
+		p.wg.Go(func() {
+			for defs := range p.queue {
+				sub.compileChunk(defs, early)
 			}
 		})
 	}
+	return p
 }
 
-// wait returns once the chunks handed over are compiled, helping with
-// those still waiting.
-func (e *earlyCompile) wait() {
-	if e.queue == nil {
-		return
+func (p *compilePool) add(defs []flagDef) {
+	select {
+	case p.queue <- defs:
+	default:
+		p.own.compileChunk(defs, p.early)
 	}
-	close(e.queue)
-	for defs := range e.queue {
-		e.own.compileChunk(defs, true)
+}
+
+// wait returns once the chunks are compiled, helping with those waiting.
+func (p *compilePool) wait() {
+	close(p.queue)
+	for defs := range p.queue {
+		p.own.compileChunk(defs, p.early)
 	}
-	e.wg.Wait()
+	p.wg.Wait()
 }
 
 func (l *loader) compileChunk(defs []flagDef, early bool) {
@@ -552,11 +515,9 @@ func (l *loader) compileChunk(defs []flagDef, early bool) {
 }
 
 // compileDef compiles fd unless it is compiled already or has a problem
-// of its own. A flag written exactly as in WithPrevious's set (l.prev) is
-// taken from it as it is (fd.reused). Early, before the rest of the
-// document is known, those flags and the definitions with a "$ref" are
-// left alone: whether they may be taken, and what a "$ref" names, is not
-// known yet.
+// of its own; a flag written exactly as in WithPrevious's set (l.prev) is
+// taken from it as it is. Early, the rest of the document is not known:
+// such a flag, and a definition with a "$ref", are left for later.
 func (l *loader) compileDef(fd *flagDef, early bool) {
 	if fd.flag != nil || fd.problem != nil || (early && (fd.refs || fd.key == "")) {
 		return
@@ -712,8 +673,7 @@ func decodedDef(key string, raw any, index int) flagDef {
 }
 
 // arrayDefinitions checks the keys that the entries of an array of flags
-// carry: an entry without one is a problem, as is a key defined more than
-// once, which the first entry of the key answers.
+// carry: a missing key is a problem, a repeated one its first entry's.
 func arrayDefinitions(defs flagDefs) flagDefs {
 	seen := map[string]*flagDef{}
 	for fd := range defs.all() {
@@ -745,13 +705,10 @@ func lastOfEachKey(defs flagDefs) flagDefs {
 	return defs.withoutDropped()
 }
 
-// metadata keeps the string, number and boolean entries of a metadata
-// object. A number written as an integer (10) becomes int64 and any other
-// spelling (10.5, 10.0, 1e3) float64: OpenFeature's GetInt and GetFloat each
-// accept only their own type, and the spelling is the one sign of which the
-// author meant. def is the flag the metadata is of, nil for the flag set's.
-// Its warnings point at the metadata object rather than the entry, where
-// flagsnap validate has always reported them.
+// metadata keeps the string, number and boolean entries of the metadata of
+// def (nil for the flag set's). A number written as an integer (10) becomes
+// int64, any other spelling (10.5, 10.0, 1e3) float64: OpenFeature's GetInt
+// and GetFloat each accept only their own type.
 func (l *loader) metadata(def *flagDef, raw any) map[string]any {
 	if raw == nil {
 		return nil
@@ -788,7 +745,6 @@ func (l *loader) metadata(def *flagDef, raw any) map[string]any {
 	return out
 }
 
-// newFlag is a flag without variants yet.
 func newFlag(key string) *flag {
 	return &flag{key: key, defaultIdx: -1}
 }
@@ -853,9 +809,8 @@ func (def *defFields) appendVariants(b []byte) []byte {
 	return b
 }
 
-// compileFields is compileFlag on the members of the definition. The
-// flag has its own metadata, and a fingerprint of the rest, until settle
-// adds the flag set's.
+// compileFields is compileFlag on the members of the definition. settle
+// adds the flag set's metadata, and its fingerprint.
 func (l *loader) compileFields(fd *flagDef, def *defFields) (*flag, []FlagProblem) {
 	key := fd.key
 	def.sortVariants()
@@ -969,14 +924,10 @@ type issue struct {
 	err error
 }
 
-// setVariants reads the "variants" object. A problem is at "variants", or
-// at the variant that has it; a name cannot stand for the object, since ""
-// names a variant too. Every variant is read, so that each one's problem is
-// reported; a variant is of the wrong type when it differs from the first
-// (in name order) that can be read.
-//
-// The variants are read into the loader's scratch, which f.vals is then a
-// view of: shareVariants gives f its own.
+// setVariants reads the "variants" object into the loader's scratch, which
+// f.vals is then a view of (shareVariants gives f its own). Every variant
+// is read, so that each one's problem is reported: a variant is of the
+// wrong type when it differs from the first (in name order) that can be.
 func (f *flag) setVariants(def *defFields, l *loader) []issue {
 	if def.variantList == nil {
 		if def.variants == nil {
@@ -1052,17 +1003,15 @@ func newVariant(name string, raw any) (variant, error) {
 	return v, nil
 }
 
-// exactFloat reports whether float64 holds i exactly. A float64 past
-// the int64 range converts back to an unspecified int64, hence the first
-// comparison: 2^63 is the one float64 that i could round to there.
+// exactFloat reports whether float64 holds i exactly; 2^63, past the int64
+// range, is the one float64 that i could round to and not convert back.
 func exactFloat(i int64) bool {
 	f := float64(i)
 	return f < 1<<63 && int64(f) == i
 }
 
-// exactInt reads a JSON number as int64 when it is a whole number in range,
-// judged on its exact decimal value (10.0 and 1e3 are whole; 3.14 and
-// 9223372036854775808 are not).
+// exactInt reads a JSON number as int64 when its exact decimal value is a
+// whole number in range (10.0 and 1e3, not 3.14 or 9223372036854775808).
 func exactInt(text string) (int64, bool) {
 	if i, err := strconv.ParseInt(text, 10, 64); err == nil {
 		return i, true
@@ -1088,9 +1037,8 @@ func kindName(k kind) string {
 	return "null"
 }
 
-// setDefault reads "defaultVariant". Without variants to look in (none, or
-// not an object), only its type is checked: that it names none of them is
-// the variants' problem.
+// setDefault reads "defaultVariant". Without variants to look in, only its
+// type is checked: that it names none of them is the variants' problem.
 func (f *flag) setDefault(raw any, variantsOK bool) error {
 	switch t := raw.(type) {
 	case nil:
@@ -1110,9 +1058,8 @@ func (f *flag) setDefault(raw any, variantsOK bool) error {
 }
 
 // compileRule compiles a flag's rule, $evaluators substituted, and lists
-// every problem it has. whole is set when one of them breaks the whole
-// flag; the others are in parts of the rule that fail only when an
-// evaluation reaches them.
+// every problem it has; whole is set when one breaks the whole flag, not
+// only the evaluations that reach it.
 func (l *loader) compileRule(fd *flagDef, targeting any) (rule *node, problems []error, whole bool) {
 	if targeting == nil {
 		return nil, nil, false
@@ -1201,11 +1148,8 @@ func (f *flag) shareNamesWith(rule *node, sh *sharedVariants) {
 }
 
 // resolveRefs replaces {"$ref": "name"} with the named entry of
-// $evaluators. The substitution is structural, so spacing in the document
-// does not matter; substituted rules are not searched again (no nested
-// $ref). Parts without a $ref are shared with raw rather than copied. A
-// $ref that cannot be substituted is a problem at its "$ref" member, and
-// an unresolvedRef in the result.
+// $evaluators, not searched again (no nested $ref). A $ref that cannot be
+// substituted is a problem at its "$ref" member, and an unresolvedRef.
 func (l *loader) resolveRefs(raw any) (any, []issue) {
 	if l.noRefs {
 		return raw, nil
@@ -1289,9 +1233,8 @@ func (s *substitution) substitute(raw any) (any, bool) {
 	return raw, false
 }
 
-// merge is what an object with a "$ref" to name stands for: the
-// evaluator itself, or, next to other members, an object with those
-// members and the evaluator's, which win.
+// merge is what an object with a "$ref" to name stands for: the evaluator,
+// or, next to other members, those and the evaluator's, which win.
 func (s *substitution) merge(t map[string]any, name string) (any, bool) {
 	if len(t) == 1 {
 		return s.evaluator(name)
@@ -1340,14 +1283,10 @@ func (s *substitution) inside(n int, key string) {
 	}
 }
 
-// fingerprint summarises everything that changes how a flag evaluates, in
-// a form that ignores key order, spacing and number spelling (1 and 1.0),
-// so that rewriting a file without changing its meaning is not a change.
-// The parts are written into l's scratch buffer in a canonical binary form
-// and hashed once, without building a copy of the definition. The hash is
-// two 64-bit maphashes: fingerprints are compared within a process only,
-// and a cryptographic hash costs more than the rest of a load. The
-// metadata is not here: settle hashes this fingerprint with it.
+// fingerprint hashes everything but metadata (see settle) that changes how
+// a flag evaluates, in a canonical form that ignores key order, spacing and
+// number spelling, so that rewriting a file without changing its meaning
+// is not a change. Fingerprints are compared within a process only.
 func (l *loader) fingerprint(def *defFields, defaultVariant, targeting any) [fingerprintSize]byte {
 	b := l.scratch[:0]
 	b = canonicalAppend(b, def.state)

@@ -12,28 +12,16 @@ import (
 const maxJSONDepth = 10000
 
 // fastDecoder parses a JSON document into the values encoding/json's
-// Decoder produces with UseNumber (map[string]any, []any, string,
-// json.Number, bool, nil), in one pass and without reflection, with two
-// exceptions: the document's "flags" is a *flagList, whose definitions
-// are read into defFields, and within a flag's "targeting" an object of
-// one member is an *op1: maps for those would be most of what a load
-// allocates.
-//
-// A document that is not JSON stops it where encoding/json would stop, and
-// with encoding/json's message (see syntaxError). Strings and numbers up
-// to internMax bytes are interned for the document, boxed as the interface
-// values they are decoded into, since flag sets repeat the same keys,
-// states, variant names and weights thousands of times: each is made and
-// boxed once (boxing a string allocates), and the flag set keeps them, so
-// sharing them saves memory too.
+// Decoder produces with UseNumber, except that its "flags" is a *flagList
+// and a rule's one-member objects are *op1: maps for those would be most of
+// what a load allocates. It stops where encoding/json would, saying so.
 type fastDecoder struct {
 	data  []byte
 	pos   int
 	depth int
-	// interned are the strings (boxed as strings) and the numbers (boxed
-	// as json.Numbers) met so far, each in a slot chosen by a hash of its
-	// text. One that meets another in its slot takes its place: it is only
-	// shared less.
+	// interned are the strings and numbers up to internMax bytes met so
+	// far, boxed, in slots chosen by a hash of their text: flag sets repeat
+	// the same few thousands of times, and boxing allocates.
 	interned []any
 	stack    []any // elements of the arrays and objects being built
 	keys     []string
@@ -57,8 +45,7 @@ type fastDecoder struct {
 const internMax = 32
 
 // maxInterned is how many slots a large document's interned values have:
-// the strings that repeat (member names, states, variant names) are few,
-// and most others are a flag's own.
+// the strings that repeat are few, and most others are a flag's own.
 const maxInterned = 4096
 
 // newInterned are the interned slots for a document of n bytes.
@@ -79,10 +66,8 @@ const (
 	afterElem  = "after array element"
 )
 
-// flagList is a document's "flags" as decoded: its definitions in the
-// order written, in chunks of up to defsChunk, each with the bytes of its value
-// (flagDef.span), which tell a definition written as before from a
-// changed one (see WithPrevious).
+// flagList is a document's "flags" as decoded, in chunks of up to defsChunk
+// definitions, each with its bytes (flagDef.span) to tell if it changed.
 type flagList struct {
 	chunks flagDefs
 	array  bool // an array of definitions, each with its "key"
@@ -118,9 +103,8 @@ func decodeJSON(data []byte, chunkRead func([]flagDef)) (v any, refs bool, err e
 	return v, d.refs, nil
 }
 
-// fail records that the document stops being JSON at d.pos, where
-// encoding/json would say "invalid character …" and then why. It
-// returns false, for the caller to return.
+// fail records that the document stops being JSON at d.pos, and why, as
+// encoding/json says it after "invalid character …". It returns false.
 func (d *fastDecoder) fail(why string) bool {
 	d.failAt, d.failure = d.pos, why
 	return false
@@ -262,7 +246,7 @@ func (d *fastDecoder) each(read func(name []byte) bool) bool {
 func (d *fastDecoder) object() (any, bool) {
 	base, kbase := len(d.stack), len(d.keys)
 	ok := d.each(func(name []byte) bool {
-		k := d.textString(name)
+		k := d.text(name).(string)
 		var v any
 		var ok bool
 		if d.depth == 1 && k == "flags" {
@@ -346,29 +330,22 @@ func (d *fastDecoder) flags() (any, bool) {
 	return list, true
 }
 
-// definition decodes a flag's definition at d.pos: an object into
-// fd.fields, which keep the members the loader reads (the others are
-// checked, and dropped), anything else into fd.raw.
+// definition decodes a flag's definition: an object into fd.fields, which
+// keep the members the loader reads, anything else into fd.raw.
 func (d *fastDecoder) definition(fd *flagDef) bool {
 	d.space()
 	start, refs := d.pos, d.refs
 	d.refs = false
-	ok := d.readDefinition(fd)
+	var ok bool
+	if d.pos < len(d.data) && d.data[d.pos] == '{' {
+		fd.fields, fd.object = d.newFields(), true
+		ok = d.each(func(name []byte) bool { return d.field(fd, name) })
+	} else {
+		fd.raw, ok = d.value()
+	}
 	fd.span, fd.refs = d.data[start:d.pos], d.refs
 	d.refs = d.refs || refs
 	return ok
-}
-
-// readDefinition is definition but for the bytes and the "$ref"s that it
-// notes.
-func (d *fastDecoder) readDefinition(fd *flagDef) bool {
-	if d.pos >= len(d.data) || d.data[d.pos] != '{' {
-		var ok bool
-		fd.raw, ok = d.value()
-		return ok
-	}
-	fd.fields, fd.object = d.newFields(), true
-	return d.each(func(name []byte) bool { return d.field(fd, name) })
 }
 
 // newFields is a definition's fields, from the current chunk.
@@ -420,7 +397,7 @@ func (d *fastDecoder) variants(f *defFields) bool {
 		return ok
 	}
 	ok := d.each(func(name []byte) bool {
-		m := member{name: d.textString(name)}
+		m := member{name: d.text(name).(string)}
 		var ok bool
 		m.val, ok = d.value()
 		d.members = append(d.members, m)
@@ -516,19 +493,9 @@ func (d *fastDecoder) memberList() []member {
 // document has had many.
 const memberChunk = 512
 
-// textString is text as a string.
-func (d *fastDecoder) textString(b []byte) string {
-	if len(b) > internMax {
-		return string(b)
-	}
-	s, _ := d.text(b).(string)
-	return s
-}
-
-// plainStr reads a string at d.pos, the opening quote included, when it
-// has neither escapes nor bytes past ASCII, and returns its bytes, which
-// are the document's; plain is false, and d.pos unchanged, for any other
-// string.
+// plainStr reads a string at d.pos, quotes included, when it has neither
+// escapes nor bytes past ASCII: its bytes are the document's. For any other
+// string plain is false, and d.pos unchanged.
 func (d *fastDecoder) plainStr() (b []byte, plain bool) {
 	start := d.pos + 1
 	for p := start; p < len(d.data); p++ {
