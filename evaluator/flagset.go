@@ -664,9 +664,9 @@ func decodedDef(key string, raw any, index int) flagDef {
 		targeting: obj["targeting"], metadata: obj["metadata"], variants: obj["variants"]}
 	if vs, ok := f.variants.(map[string]any); ok {
 		f.variants = nil
-		f.variantList = make([]member, 0, len(vs))
+		f.variantMembers = make([]member, 0, len(vs))
 		for name, v := range vs {
-			f.variantList = append(f.variantList, member{name: name, val: v})
+			f.variantMembers = append(f.variantMembers, member{name: name, val: v})
 		}
 	}
 	return flagDef{key: key, fields: f, index: index, object: true, refs: true}
@@ -765,11 +765,11 @@ func (l *loader) compileFlag(fd *flagDef) (*flag, []FlagProblem) {
 // decoded.
 type defFields struct {
 	state, defaultVariant, targeting, metadata any
-	// variantList holds "variants" when it is an object (not nil, even
+	// variantMembers holds "variants" when it is an object (not nil, even
 	// when empty), in the order written until sortVariants; variants
 	// holds it otherwise, nil when it is missing.
-	variants    any
-	variantList []member
+	variants       any
+	variantMembers []member
 }
 
 // member is a member of an object, as read.
@@ -781,7 +781,7 @@ type member struct {
 // sortVariants sorts the variants by name and keeps the last of a name
 // written twice, as an object decoded into a map does.
 func (def *defFields) sortVariants() {
-	list := def.variantList
+	list := def.variantMembers
 	slices.SortStableFunc(list, func(a, b member) int { return strings.Compare(a.name, b.name) })
 	kept := list[:0]
 	for i, m := range list {
@@ -790,18 +790,18 @@ func (def *defFields) sortVariants() {
 		}
 	}
 	clear(list[len(kept):])
-	def.variantList = kept
+	def.variantMembers = kept
 }
 
 // appendVariants is canonicalAppend of the variants, an object as the
 // map it stands for.
 func (def *defFields) appendVariants(b []byte) []byte {
-	if def.variantList == nil {
+	if def.variantMembers == nil {
 		return canonicalAppend(b, def.variants)
 	}
 	b = append(b, 'm')
-	b = binary.AppendUvarint(b, uint64(len(def.variantList)))
-	for _, m := range def.variantList {
+	b = binary.AppendUvarint(b, uint64(len(def.variantMembers)))
+	for _, m := range def.variantMembers {
 		b = binary.AppendUvarint(b, uint64(len(m.name)))
 		b = append(b, m.name...)
 		b = canonicalAppend(b, m.val)
@@ -929,13 +929,13 @@ type issue struct {
 // is read, so that each one's problem is reported: a variant is of the
 // wrong type when it differs from the first (in name order) that can be.
 func (f *flag) setVariants(def *defFields, l *loader) []issue {
-	if def.variantList == nil {
+	if def.variantMembers == nil {
 		if def.variants == nil {
 			return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is missing`)}}
 		}
 		return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is %s, not an object`, jsonType(def.variants))}}
 	}
-	list := def.variantList
+	list := def.variantMembers
 	if len(list) == 0 {
 		return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is empty`)}}
 	}

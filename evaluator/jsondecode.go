@@ -387,10 +387,10 @@ func (d *fastDecoder) field(fd *flagDef, name []byte) bool {
 }
 
 // variants decodes a definition's "variants": an object into
-// f.variantList, anything else into f.variants.
+// f.variantMembers, anything else into f.variants.
 func (d *fastDecoder) variants(f *defFields) bool {
 	d.space()
-	f.variants, f.variantList = nil, nil
+	f.variants, f.variantMembers = nil, nil
 	if d.pos >= len(d.data) || d.data[d.pos] != '{' {
 		var ok bool
 		f.variants, ok = d.value()
@@ -403,7 +403,7 @@ func (d *fastDecoder) variants(f *defFields) bool {
 		d.members = append(d.members, m)
 		return ok
 	})
-	f.variantList = d.memberList()
+	f.variantMembers = d.memberList()
 	return ok
 }
 

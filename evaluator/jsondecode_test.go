@@ -201,9 +201,9 @@ func fieldsAsDecoded(d flagDef) any {
 			out[k] = plainDecoded(v)
 		}
 	}
-	if f.variantList != nil {
+	if f.variantMembers != nil {
 		vs := map[string]any{}
-		for _, m := range f.variantList {
+		for _, m := range f.variantMembers {
 			vs[m.name] = plainDecoded(m.val) // the last of a name wins
 		}
 		out["variants"] = vs
