@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unsafe"
+	"sync/atomic"
 )
 
 // opcode names one operator of the targeting language.
@@ -122,9 +122,7 @@ const legacyFractional = "fractionalEvaluation"
 type node struct {
 	op     opcode
 	nameID uint8 // the operator as written: opNames[nameID]
-	lit    value
-
-	list bool
+	list   bool
 	// attrConst: a binary operator (==, !=, <, <=, >, >=, in) between a
 	// context attribute (a var of one segment) and a constant. exact: and
 	// comparing a string attribute's bytes with the constant decides,
@@ -132,55 +130,55 @@ type node struct {
 	// constant holds U+FFFD, which is what a string that is not valid UTF-8
 	// would read as.
 	attrConst, exact bool
-	args             []*node
-	one              *node
 
-	v *varSpec
+	lit  value
+	args []*node
+	one  *node
+	v    *varSpec
 	// aux is what the operator precomputed, of one type per operator (see
-	// its accessors): one pointer for all of them keeps a node, of which
-	// a flag set has millions, at 96 bytes.
-	aux unsafe.Pointer
+	// its accessors): one field for all keeps small a node, of which a flag
+	// set has millions.
+	aux any
 }
 
 // inSet is the precomputed list of an in, or nil.
 func (n *node) inSet() *inSet {
-	if n.op != opIn {
-		return nil
-	}
-	return (*inSet)(n.aux)
+	s, _ := n.aux.(*inSet)
+	return s
 }
 
 // semver is the precomputed part of a sem_ver, or nil.
 func (n *node) semver() *semverArgs {
-	if n.op != opSemVer {
-		return nil
-	}
-	return (*semverArgs)(n.aux)
+	s, _ := n.aux.(*semverArgs)
+	return s
 }
 
 // fraction is the precomputed split of a fractional, or nil.
 func (n *node) fraction() *fracSpec {
-	if n.op != opFractional {
-		return nil
-	}
-	return (*fracSpec)(n.aux)
+	s, _ := n.aux.(*fracSpec)
+	return s
 }
 
 // missingNames are the constant names of missing and missing_some, read
 // as var reads them, or nil.
 func (n *node) missingNames() []varSpec {
-	if (n.op != opMissing && n.op != opMissingSome) || n.aux == nil {
-		return nil
+	if names, ok := n.aux.(*[]varSpec); ok {
+		return *names
 	}
-	return *(*[]varSpec)(n.aux)
+	return nil
 }
 
-// broken is what an opBroken node answers.
+// brokenPart is what an opBroken node answers.
 func (n *node) brokenPart() *brokenPart {
-	if n.op != opBroken {
-		return nil
-	}
-	return (*brokenPart)(n.aux)
+	b, _ := n.aux.(*brokenPart)
+	return b
+}
+
+// lastPath is where a var of a computed path keeps the path it split
+// last (see env.dynVar).
+func (n *node) lastPath() *atomic.Pointer[dynPath] {
+	p, _ := n.aux.(*atomic.Pointer[dynPath])
+	return p
 }
 
 // name is the operator as the rule writes it.
@@ -220,19 +218,11 @@ func (n *node) argc() int {
 }
 
 // compiler turns a decoded rule into nodes, once, when a flag set loads.
-// What it builds does not depend on the fractional version: only
-// evaluation does.
-//
-// It goes on past a problem so that flagsnap validate can report every
-// problem of a rule at once. An operation with a problem of its own (an
-// unknown operator, a malformed argument) compiles to an opBroken node,
-// which fails only when an evaluation reaches it, as it does in flagd; the
-// operations around it compile as usual and take it for a value computed
-// at evaluation, adding no problem of their own. The error each compile
-// method returns is the first problem of the element's subtree.
-//
-// A constant that cannot be read (a number out of range) is a problem of
-// the whole flag instead (whole), as flagd refuses the whole document.
+// It goes on past a problem, so that flagsnap validate reports them all: an
+// operation with one of its own compiles to an opBroken node, which fails
+// only when an evaluation reaches it, as in flagd, and its compile method
+// returns the first problem of its subtree. A constant that cannot be read
+// breaks the whole flag instead (whole), as flagd refuses the document.
 type compiler struct {
 	usesLegacy bool
 	errs       []error // every problem, in the order met
@@ -240,11 +230,9 @@ type compiler struct {
 	depth      int     // of the operation being compiled
 	whole      bool    // a problem that breaks the whole flag was met
 	legacy     []any   // the legacy fractional arguments met, rewritten, for the migration hint
-	// locs holds the locations of the elements being compiled. A location
-	// links to its parent, so escape analysis puts every one declared on
-	// the way down a rule on the heap, a fifth of a load's allocations;
-	// they live no longer than the compilation, so one chunk serves the
-	// flags a loader compiles, one after the other.
+	// locs holds the locations of the elements being compiled, in chunks
+	// shared by the flags a loader compiles: each links to its parent, which
+	// would put every one on the heap.
 	locs []loc
 	// paths are the var paths split so far, shared by the rules that read
 	// the same ones: a set reads the same few attributes thousands of times.
@@ -298,16 +286,14 @@ func (c *compiler) ownSince(mark, depth int) error {
 
 // broken is the node of an operation that cannot be used.
 func broken(err error, null bool) *node {
-	return &node{op: opBroken, aux: unsafe.Pointer(&brokenPart{err: err, null: null})}
+	return &node{op: opBroken, aux: &brokenPart{err: err, null: null}}
 }
 
 // unknown stands for an element that has a problem, or whose value cannot
-// be known at load (a $ref to nothing). It is a var of a computed path, so
-// that the checks of the operations around it, which only judge what is
-// constant, take it for a value computed at evaluation and add no problem
-// of their own. A rule holding one is never evaluated: its flag is broken.
+// be known at load: a var of a computed path, which the checks around it
+// take for a value computed at evaluation. Its flag is broken.
 func unknown() *node {
-	return &node{op: opVar, v: &varSpec{dyn: &node{op: opConst, lit: null}}}
+	return &node{op: opVar, v: &varSpec{dyn: &node{op: opConst, lit: null}}, aux: new(atomic.Pointer[dynPath])}
 }
 
 // unresolvedRef takes the place of a {"$ref": …} that names nothing when
@@ -468,10 +454,8 @@ type sharedConst struct {
 }
 
 // constNode is a node for the constant v: the one an earlier rule of the
-// same loader made for the same scalar (the same few recur in thousands
-// of rules), or a new one.
-// Within one rule every occurrence has its own node, since Explain tells
-// the arguments of an operation apart by their nodes.
+// same loader made for the same scalar, or a new one. Within one rule each
+// has its own node, as Explain tells arguments apart by their nodes.
 func (c *compiler) constNode(v value) *node {
 	if c.consts == nil {
 		return &node{op: opConst, lit: v}
@@ -611,19 +595,19 @@ func (c *compiler) checkArgs(n *node, at *loc) {
 func (c *compiler) precompute(n *node, at *loc) {
 	switch n.op {
 	case opIn:
-		n.aux = unsafe.Pointer(precomputeIn(n))
+		n.aux = precomputeIn(n)
 	case opSemVer:
-		n.aux = unsafe.Pointer(precomputeSemVer(n))
+		n.aux = precomputeSemVer(n)
 	case opMissing, opMissingSome:
 		if names := precomputeNames(n); names != nil {
-			n.aux = unsafe.Pointer(&names)
+			n.aux = &names
 		}
 	case opFractional:
 		spec, err := precomputeFractional(n, at)
 		if err != nil {
 			c.fail(err)
 		}
-		n.aux = unsafe.Pointer(spec)
+		n.aux = spec
 	}
 }
 
@@ -816,7 +800,7 @@ func (c *compiler) compileVar(n *node, raw any, at *loc) {
 	} else {
 		argNode, _ := c.compile(raw, at)
 		if !argNode.isConst() {
-			n.v = &varSpec{dyn: argNode}
+			n.v, n.aux = &varSpec{dyn: argNode}, new(atomic.Pointer[dynPath])
 			return
 		}
 		arg = argNode.lit
@@ -832,10 +816,9 @@ func (c *compiler) compileVar(n *node, raw any, at *loc) {
 	n.v = &spec
 }
 
-// varSpecOf reads what var does with an argument that is a value, written
-// in the rule or computed by it: a path string, a number (read as its
-// decimal text), or [path, default]. why says what is wrong with the other
-// shapes.
+// varSpecOf reads what var does with an argument that is a value: a path
+// string, a number (read as its decimal text), or [path, default]; why says
+// what is wrong with the other shapes.
 func varSpecOf(arg value, paths map[string]path) (spec varSpec, why string) {
 	switch arg.k {
 	case kNull:
@@ -870,10 +853,8 @@ func varSpecOf(arg value, paths map[string]path) (spec varSpec, why string) {
 }
 
 // compileLegacyFractional rewrites {"fractionalEvaluation": ["prop", buckets…]}
-// as fractional bucketing by {"var": "prop"}. flagd v0.16 no longer knows
-// the operator: flagsnap keeps it as the way old flag files migrate, and
-// the loader warns with the rule to use instead. Any other shape is an
-// unknown operator there, and a broken part here.
+// as fractional bucketing by {"var": "prop"}, for old flag files, and the
+// loader warns with the rule to use instead. Any other shape is broken.
 func (c *compiler) compileLegacyFractional(raw any, at *loc) (*node, error) {
 	list, ok := raw.([]any)
 	if !ok || len(list) == 0 {

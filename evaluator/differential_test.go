@@ -2140,10 +2140,11 @@ var diffLoadSeeds = []string{
 // rule, so with references the total number of iterations is bounded
 // rather than their nesting.
 func diffLoadEvaluable(doc []byte) bool {
-	top, err := decodeDocument(doc)
+	decoded, _, err := decodeDocument(doc, nil)
 	if err != nil {
 		return false
 	}
+	top := plainDecoded(decoded)
 	var nodes, refs, iterations, reduces int
 	var count func(x any)
 	count = func(x any) {
@@ -2194,7 +2195,7 @@ func FuzzLoad(f *testing.F) {
 			opts = append(opts, WithStrict())
 		}
 		set, err := Load(doc, opts...)
-		checkStreamed(t, doc, opts)
+		checkEarly(t, doc, opts, set, err)
 		if err != nil {
 			if set != nil {
 				t.Fatalf("Load returned a flag set and an error: %v", err)

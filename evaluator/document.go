@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"regexp"
 	"slices"
@@ -15,48 +14,22 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// decodeDocument parses a flag document, JSON or YAML, into plain decoded
-// values with numbers kept as json.Number so that nothing is rounded before
-// we know what a number is for. A document whose first significant
-// character is '{' or '[' is JSON (and its errors are reported as JSON
-// errors); anything else is read as YAML.
-func decodeDocument(doc []byte) (map[string]any, error) {
-	top, _, err := decodeDocumentRefs(doc)
-	return top, err
-}
-
-// decodeDocumentRefs is decodeDocument, also telling whether the document
-// may hold a {"$ref": …}: when it certainly does not, nothing needs to be
-// substituted.
-func decodeDocumentRefs(doc []byte) (top map[string]any, mayRef bool, err error) {
-	return decodeDocumentWith(doc, false, 0)
-}
-
-// decodeDocumentWith is decodeDocumentRefs; with lazy, a JSON "flags"
-// object may be left as lazyFlags, of about flags members if that is
-// known.
-func decodeDocumentWith(doc []byte, lazy bool, flags int) (top map[string]any, mayRef bool, err error) {
+// decodeDocument parses a flag document into plain values, numbers kept as
+// json.Number until we know what they are for: JSON when its first
+// significant character is '{' or '[' (see fastDecoder, which chunkRead is
+// for), YAML otherwise. refs is false when it certainly has no "$ref".
+func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, refs bool, err error) {
 	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimLeft(doc, " \t\r\n")
 	if len(trimmed) == 0 {
 		return nil, false, &DocumentError{Msg: "the document is empty"}
 	}
 	var raw any
-	mayRef = true
 	if trimmed[0] == '{' || trimmed[0] == '[' {
-		var ok bool
-		decode := decodeFast
-		if lazy {
-			decode = func(data []byte) (any, bool, bool) { return decodeFastLazy(data, flags) }
-		}
-		if raw, mayRef, ok = decode(doc); !ok {
-			// encoding/json says what is wrong, and where; should it
-			// accept what the fast decoder did not, its reading stands.
-			mayRef = true
-			raw, err = decodeJSON(doc)
-		}
+		raw, refs, err = decodeJSON(doc, chunkRead)
 	} else {
 		raw, err = decodeYAML(doc)
+		refs = true
 	}
 	if err != nil {
 		return nil, false, err
@@ -65,58 +38,24 @@ func decodeDocumentWith(doc []byte, lazy bool, flags int) (top map[string]any, m
 	if !ok {
 		return nil, false, &DocumentError{Msg: fmt.Sprintf("the document is %s, not an object", jsonType(raw))}
 	}
-	return top, mayRef, nil
+	return top, refs, nil
 }
 
-func decodeJSON(doc []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	var raw any
-	if err := dec.Decode(&raw); err != nil {
-		return nil, jsonSyntaxError(doc, err, dec.InputOffset())
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		off := dec.InputOffset()
-		line, col := lineCol(doc, off)
-		return nil, &SyntaxError{Format: "JSON", Line: line, Column: col, Msg: "unexpected data after the top-level value"}
-	}
-	return raw, nil
-}
-
-func jsonSyntaxError(doc []byte, err error, fallback int64) error {
-	off := fallback
-	msg := err.Error()
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		off = int64(len(doc))
-		msg = "unexpected end of document"
-	}
-	line, col := lineCol(doc, off)
-	return &SyntaxError{Format: "JSON", Line: line, Column: col, Msg: msg}
-}
-
-// lineCol turns a byte offset into a 1-based line and column (columns count
-// bytes; the offset is just past the offending byte for decoder errors).
-func lineCol(doc []byte, off int64) (int, int) {
-	if off > int64(len(doc)) {
-		off = int64(len(doc))
-	}
+// syntaxErrorAt is a JSON syntax error at doc[at], with its line and its
+// column in bytes (a newline starts the line after it).
+func syntaxErrorAt(doc []byte, at int, msg string) *SyntaxError {
 	line, col := 1, 1
-	for _, c := range doc[:off] {
+	for _, c := range doc[:min(at+1, len(doc))] {
 		if c == '\n' {
-			line++
-			col = 1
+			line, col = line+1, 1
 		} else {
 			col++
 		}
 	}
 	if col > 1 {
-		col-- // point at the byte, not past it
+		col-- // the byte's column, not the one after it
 	}
-	return line, col
+	return &SyntaxError{Format: "JSON", Line: line, Column: col, Msg: msg}
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
@@ -184,27 +123,25 @@ func fromYAMLValue(x any) (any, error) {
 		}
 		return out, nil
 	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, el := range t {
-			v, err := fromYAMLValue(el)
-			if err != nil {
-				return nil, inside(err, k)
-			}
-			out[k] = v
-		}
-		return out, nil
+		return fromYAMLMap(t)
 	case map[any]any:
-		out := make(map[string]any, len(t))
-		for k, el := range t {
-			v, err := fromYAMLValue(el)
-			if err != nil {
-				return nil, inside(err, fmt.Sprint(k))
-			}
-			out[fmt.Sprint(k)] = v
-		}
-		return out, nil
+		return fromYAMLMap(t)
 	}
 	return nil, &DocumentError{Msg: fmt.Sprintf("unsupported YAML value of type %T", x)}
+}
+
+// fromYAMLMap converts a mapping, whose keys become strings.
+func fromYAMLMap[K comparable](t map[K]any) (any, error) {
+	out := make(map[string]any, len(t))
+	for k, el := range t {
+		key := fmt.Sprint(k)
+		v, err := fromYAMLValue(el)
+		if err != nil {
+			return nil, inside(err, key)
+		}
+		out[key] = v
+	}
+	return out, nil
 }
 
 // jsonType names the JSON type of a decoded value, for messages.

@@ -3,8 +3,6 @@ package evaluator
 import (
 	"errors"
 	"strings"
-	"sync/atomic"
-	"unsafe"
 )
 
 // argBuf holds evaluated arguments on the stack for the common arities.
@@ -121,14 +119,10 @@ func (e *env) eval(n *node) value {
 	return e.fail(errors.New("internal: unknown opcode"))
 }
 
-// args evaluates an operator's argument: every element of a written list
-// (the reference engine evaluates them all before the operator runs), or
-// the single expression, whose array value is then read as the list.
-//
-// The list goes into the caller's buf when it fits, and the caller makes
-// the slice with listOf. Returning a slice of buf from here would let the
-// escape analysis, which cannot tell one level of this recursion from
-// another, move every buffer to the heap.
+// args evaluates an operator's argument: every element of a written list,
+// or the single expression, whose array value is then the list. The list
+// goes into the caller's buf when it fits, for listOf: a slice of buf
+// returned from here would move every buffer of the recursion to the heap.
 func (e *env) args(n *node, buf *argBuf) (k int, more []value, one value, isList bool) {
 	if n.list {
 		if len(n.args) > len(buf) {
@@ -211,19 +205,20 @@ type dynPath struct {
 }
 
 // dynVar is getVar for the var n, whose path computed to arg. The last
-// path it split is kept in n.aux.
+// path it split is kept in n.lastPath().
 func (e *env) dynVar(n *node, arg value, data value) (value, bool) {
 	if arg.k != kStr {
 		return e.getVar(arg, data)
 	}
 	s := arg.str()
-	last := (*dynPath)(atomic.LoadPointer(&n.aux))
+	kept := n.lastPath()
+	last := kept.Load()
 	if last == nil || last.key != s {
 		spec, _ := varSpecOf(arg, nil) // every string is a path
 		// The key is copied: the path may be a string of the caller's
 		// context, which the flag set must not keep.
 		last = &dynPath{key: strings.Clone(s), spec: spec}
-		atomic.StorePointer(&n.aux, unsafe.Pointer(last))
+		kept.Store(last)
 	}
 	return e.applyVar(&last.spec, data), true
 }

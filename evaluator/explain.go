@@ -188,10 +188,9 @@ func (t *tracer) eval(e *env, n *node) value {
 	return v
 }
 
-// readVars records the vars an operation read without going through eval:
-// comparisons read a context attribute straight from the caller's map, and
-// iterations read the array they walk directly. Such a var is evaluated
-// again, as it was read; it has no side effects.
+// readVars records the vars an operation read without going through eval
+// (comparisons, iterations) by evaluating them again: a var has no side
+// effects.
 func (t *tracer) readVars(e *env, s *Step) {
 	n := s.node
 	var args []*node
@@ -358,14 +357,9 @@ type fracWork struct {
 	variants []any
 }
 
-// bucketed records the work of a fractional operation, called by the
-// evaluator right after it chose a bucket; weights are the buckets'. The
-// numbers are the evaluator's own; only the bytes hashed are written again,
-// by the encoders the hash functions use.
-//
-// The weights are not part of w: the evaluator may hold them in a buffer on
-// its stack, which the compiler would move to the heap, on every
-// evaluation, along with the values of w the explanation keeps.
+// bucketed records the work of a fractional operation right after the
+// evaluator chose a bucket. weights are not part of w, which the
+// explanation keeps: the evaluator's buffer of them would move to the heap.
 func (t *tracer) bucketed(e *env, w *fracWork, weights []uint32) {
 	if len(t.stack) == 0 {
 		return

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"iter"
 	"log/slog"
 	"maps"
 	"math"
@@ -18,7 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
+	"unsafe" // FlagSet.regions
 
 	"github.com/flagsnap/flagsnap/fractional"
 )
@@ -41,10 +42,8 @@ type FlagSet struct {
 	reused   int
 }
 
-// flag is one compiled flag.
-//
-// A flag set holds one per flag, which makes its size most of the memory of
-// a large set: what is cheap to work out at evaluation is not kept.
+// flag is one compiled flag. Its size is most of the memory of a large set:
+// what is cheap to work out at evaluation is not kept.
 type flag struct {
 	key string
 	// keyRef is the key boxed once, for $flagd.flagKey: nil for a flag
@@ -103,10 +102,9 @@ type config struct {
 // WithPrevious names the flag set that the document replaces: a flag
 // whose definition is written exactly as it was there, in a document
 // whose $evaluators and metadata are the same, is taken from it as it is
-// instead of being decoded and compiled again. An update that changes a
-// few flags of many then costs little more than finding the flags in the
-// document. Flags that had a problem or a warning are compiled again, so
-// that they are reported again.
+// instead of being compiled again, so that an update that changes a few
+// flags of many costs little more than decoding the document. Flags that
+// had a problem or a warning are compiled again, to be reported again.
 func WithPrevious(set *FlagSet) Option {
 	return func(c *config) { c.prev = set }
 }
@@ -157,9 +155,9 @@ func WithClock(now func() time.Time) Option {
 // Load parses and compiles a flag document (JSON or YAML). A document that
 // is not a flag set is an error (*SyntaxError, *DocumentError). A problem
 // confined to one flag only breaks that flag, unless WithStrict was given,
-// in which case the error is a *ValidationError. A set of thousands of
-// flags is decoded and compiled on up to four goroutines (no more than
-// GOMAXPROCS), all of which have ended when Load returns.
+// in which case the error is a *ValidationError. The flags of a large
+// document are compiled on up to four goroutines, as GOMAXPROCS allows,
+// while it is decoded; all of them have ended when Load returns.
 func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 	cfg := config{
 		version: fractional.V2,
@@ -201,47 +199,42 @@ func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 	return set, nil
 }
 
-// loadDocument is Load before the flag set's problems are reported: the
-// set, and the loader that has its warnings.
+// loadDocument is Load before the flag set's problems are reported. Large
+// flag sets are compiled while the rest is decoded, but for what depends on
+// the rest: compileAll compiles those flags, and settle adds the metadata.
 func loadDocument(doc []byte, cfg config) (*FlagSet, *loader, error) {
-	if len(doc) >= streamLoadMin {
-		if set, l, ok := streamLoad(doc, cfg, streamWorkers()); ok {
-			return set, l, nil
-		}
-	}
-	return scanLoad(doc, cfg)
-}
-
-// scanLoad is loadDocument after a scan of the document for its flags.
-func scanLoad(doc []byte, cfg config) (*FlagSet, *loader, error) {
-	hint := 0
+	early := loader{cfg: cfg, noRefs: true}
 	if cfg.prev != nil {
-		hint = cfg.prev.Len()
+		early.prev = &cfg.prev.index
 	}
-	top, mayRef, err := decodeDocumentWith(doc, true, hint)
-	if err != nil {
-		return nil, nil, err
-	}
-	l := &loader{cfg: cfg, noRefs: !mayRef}
-	set, err := l.load(top)
-	if err == errNotJSON {
-		// A flag's definition is not JSON: encoding/json says where, or
-		// reads the document otherwise, and its reading stands.
-		raw, err := decodeJSON(doc)
-		if err != nil {
-			return nil, nil, err
+	var pool *compilePool
+	read := 0
+	top, refs, err := decodeDocument(doc, func(defs []flagDef) {
+		// Sooner than in compileAll: the decoder's goroutine has work too.
+		if read += len(defs); read >= parallelLoadMin/8 {
+			if pool == nil {
+				pool = startPool(early, true)
+			}
+			pool.add(defs)
 		}
-		top, ok := raw.(map[string]any)
-		if !ok {
-			return nil, nil, &DocumentError{Msg: fmt.Sprintf("the document is %s, not an object", jsonType(raw))}
-		}
-		l = &loader{cfg: cfg}
-		set, err = l.load(top)
+	})
+	if pool != nil {
+		pool.wait()
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	return set, l, nil
+	l := &loader{cfg: cfg, noRefs: !refs}
+	set, err := l.begin(top)
+	if err != nil {
+		return nil, nil, err
+	}
+	defs, err := flagDefinitions(top)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.compileAll(defs)
+	return l.finish(set, top, defs), l, nil
 }
 
 type warning struct {
@@ -252,33 +245,22 @@ type warning struct {
 type loader struct {
 	cfg        config
 	evaluators map[string]any
-	warnings   []warning
-	scratch    []byte // reused by fingerprint
-	noRefs     bool   // the document has no "$ref" anywhere
-	// problems are those of the broken flags, by index in the definitions:
-	// few flags are broken, and most flag sets have none.
-	problems map[int][]FlagProblem
+	// warnings are the flag set's own, then those of the flag being
+	// compiled until compileDef moves them to its definition.
+	warnings []warning
+	scratch  []byte // reused by fingerprint
+	noRefs   bool   // the document has no "$ref" anywhere
 	// shared holds the variants of the flags compiled so far, by their
 	// form in vscratch: thousands of flags have the same few.
 	shared   map[string]*sharedVariants
 	vscratch []byte
-	// dec decodes the definitions of lazyFlags; notJSON is set when one
-	// does not decode.
-	dec     *fastDecoder
-	notJSON bool
-	prev    *flagIndex // the flags of WithPrevious, when they can be reused
-	// variants is reused by compileSpan for each definition's variants.
-	variants variantList
-	vals     []variant // read by setVariants, before shareVariants
-	locs     []loc     // reused by compileRule's compilers
-	def      flagDef   // the definition compileMember compiles
+	prev     *flagIndex // the flags of WithPrevious, when they can be reused
+	vals     []variant  // read by setVariants, before shareVariants
+	locs     []loc      // reused by compileRule's compilers
 	paths    map[string]path
 	consts   map[constKey]*sharedConst
 	rules    int // compiled by compileRule
 }
-
-// errNotJSON is load's answer when a definition of lazyFlags is not JSON.
-var errNotJSON = errors.New("a flag definition is not JSON")
 
 // sharedVariants are variants that flags share, with their names boxed
 // for shareNames once one of them has a rule.
@@ -288,10 +270,7 @@ type sharedVariants struct {
 }
 
 // shareVariants gives f variants of its own, which setVariants left in
-// the loader's scratch: those of an earlier flag that has the same ones,
-// or a copy. Objects are not shared: they are rare, and comparing them
-// costs more than it saves. The copy is only made for variants not seen
-// before, since most flags of a large set have the same few.
+// the loader's scratch: those of an earlier flag with the same, or a copy.
 func (l *loader) shareVariants(f *flag) *sharedVariants {
 	key, shareable := l.variantsKey(f)
 	if shareable {
@@ -312,9 +291,8 @@ func (l *loader) shareVariants(f *flag) *sharedVariants {
 	return sh
 }
 
-// variantsKey writes f's variants in the loader's scratch in a form that
-// is equal for equal variants; shareable is false for variants that are
-// not shared (an object among them, or too many to scan).
+// variantsKey writes f's variants in a form equal for equal variants;
+// shareable is false with an object among them, or too many to scan.
 func (l *loader) variantsKey(f *flag) (key []byte, shareable bool) {
 	if f.variants != nil {
 		return nil, false
@@ -347,25 +325,8 @@ func (l *loader) warn(flag string, at []string, msg string) {
 	l.warnings = append(l.warnings, warning{flag: flag, msg: msg, at: at})
 }
 
-func (l *loader) load(top map[string]any) (*FlagSet, error) {
-	set, err := l.begin(top)
-	if err != nil {
-		return nil, err
-	}
-	defs, err := flagDefinitions(top)
-	if err != nil {
-		return nil, err
-	}
-	compiled := l.compileAll(defs, set.metadata)
-	if l.notJSON {
-		return nil, errNotJSON
-	}
-	return l.finish(set, top, defs, compiled), nil
-}
-
-// begin is a new flag set with what the document says besides its flags:
-// the flag-set metadata, and whether flags can be taken from
-// WithPrevious's set.
+// begin is a new flag set with what the document says besides its flags,
+// and whether flags can be taken from WithPrevious's set.
 func (l *loader) begin(top map[string]any) (*FlagSet, error) {
 	set := &FlagSet{
 		version: l.cfg.version,
@@ -389,173 +350,222 @@ func (l *loader) begin(top map[string]any) (*FlagSet, error) {
 	return set, nil
 }
 
-// finish puts the compiled flags, indexed as their definitions, in set,
-// with their problems.
-func (l *loader) finish(set *FlagSet, top map[string]any, defs []flagDef, compiled []*flag) *FlagSet {
-	flags := compiled[:0] // keys are unique: flagDefinitions saw to it
-	for i, def := range defs {
+// finish puts the compiled flags in set, with their problems and warnings.
+func (l *loader) finish(set *FlagSet, top map[string]any, defs flagDefs) *FlagSet {
+	index, unique := indexFlags(flagsOf(defs))
+	if !unique {
+		// A key written twice in a "flags" object: the last definition
+		// stands, as in a map.
+		defs = lastOfEachKey(defs)
+		index, _ = indexFlags(flagsOf(defs))
+	}
+	set.index = index
+	setMeta := canonicalAppend(nil, set.metadata)
+	for def := range defs.all() {
 		if def.problem != nil {
-			f := newFlag(def.key).breakWith(def.problem, def.path())
-			set.problems = append(set.problems, FlagProblem{Flag: def.key, Path: f.broken.path, Err: def.problem})
-			if !def.unnamed {
-				flags = append(flags, f)
-			}
+			set.problems = append(set.problems, FlagProblem{Flag: def.key, Path: def.flag.broken.path, Err: def.problem})
 			continue
 		}
-		set.problems = append(set.problems, l.problems[i]...)
+		if def.notes != nil {
+			set.problems = append(set.problems, def.notes.problems...)
+			l.warnings = append(l.warnings, def.notes.warnings...)
+		}
 		switch {
 		case def.reused:
 			set.reused++
 		case set.from != 0:
-			set.fresh = append(set.fresh, compiled[i])
+			set.fresh = append(set.fresh, def.flag)
 		}
-		flags = append(flags, compiled[i])
+		if def.object && !def.reused {
+			l.settle(def.flag, set.metadata, setMeta)
+		}
 	}
-	set.index = newFlagIndex(flags)
-	switch top["flags"].(type) {
-	case map[string]any, lazyFlags:
+	switch t := top["flags"].(type) {
+	case map[string]any:
 		l.byFlag(set)
+	case *flagList:
+		if !t.array {
+			l.byFlag(set)
+		}
 	}
 	return set
 }
 
-// byFlag orders the problems and the warnings by flag key, as they are
-// reported for a "flags" object, whose members have no other order that
-// holds from one decoding to the next.
+// flagsOf lists the flags of defs, those that answer a problem of their
+// definition's place made now, less those that cannot be asked for.
+func flagsOf(defs flagDefs) []*flag {
+	flags := make([]*flag, 0, defs.count())
+	for def := range defs.all() {
+		if def.problem != nil {
+			def.flag = newFlag(def.key).breakWith(def.problem, def.path())
+		}
+		if !def.unnamed {
+			flags = append(flags, def.flag)
+		}
+	}
+	return flags
+}
+
+// settle gives f the flag set's metadata under its own, and a fingerprint
+// that covers both; setMeta is the canonical form of the flag set's.
+func (l *loader) settle(f *flag, meta map[string]any, setMeta []byte) {
+	own := f.metadata
+	if f.metadata = mergeMetadata(meta, own); f.metadata == nil {
+		return // the fingerprint of the rest is the flag's
+	}
+	b := append(l.scratch[:0], f.fingerprint[:]...)
+	if len(own) == 0 {
+		b = append(b, setMeta...)
+	} else {
+		b = canonicalAppend(b, f.metadata)
+	}
+	l.scratch = b
+	f.fingerprint = fingerprintOf(b)
+}
+
+// byFlag orders the problems and the warnings of a "flags" object by flag
+// key, the one order its members have from one decoding to the next.
 func (l *loader) byFlag(set *FlagSet) {
 	slices.SortStableFunc(set.problems, func(a, b FlagProblem) int { return strings.Compare(a.Flag, b.Flag) })
 	slices.SortStableFunc(l.warnings, func(a, b warning) int { return strings.Compare(a.flag, b.flag) })
 }
 
-// Large flag sets are compiled on several goroutines: flags compile
-// independently, and a service waiting for its flags has its cores to
-// spare. Each goroutine takes a run of flags with a loader of its own;
-// warnings are gathered in document order afterwards.
-var parallelLoadMin = 2048 // flags; below this, goroutines do not pay (a variable for tests)
+var parallelLoadMin = 2048 // flags that pay for goroutines (a variable for tests)
 
 const maxLoadWorkers = 4
 
-// compileAll compiles every definition without a problem; the result is
-// indexed as defs.
-func (l *loader) compileAll(defs []flagDef, setMeta map[string]any) []*flag {
-	out := make([]*flag, len(defs))
-	workers := loadWorkers(len(defs))
-	if workers < 2 {
-		l.compileRange(defs, setMeta, out, 0, len(defs))
-		return out
-	}
-	subs := make([]loader, workers)
-	chunk := (len(defs) + workers - 1) / workers
-	var wg sync.WaitGroup
-	for w := range subs {
-		sub := &subs[w]
-		*sub = loader{cfg: l.cfg, evaluators: l.evaluators, noRefs: l.noRefs, prev: l.prev}
-		lo, hi := w*chunk, min((w+1)*chunk, len(defs))
-		wg.Go(func() { sub.compileRange(defs, setMeta, out, lo, hi) })
-	}
-	wg.Wait()
-	for i := range subs {
-		l.notJSON = l.notJSON || subs[i].notJSON
-		l.warnings = append(l.warnings, subs[i].warnings...)
-		for j, p := range subs[i].problems {
-			l.addProblems(j, p)
+// compileAll compiles the definitions that are not compiled yet.
+func (l *loader) compileAll(defs flagDefs) {
+	todo := 0
+	for fd := range defs.all() {
+		if fd.flag == nil && fd.problem == nil {
+			todo++
 		}
 	}
-	return out
-}
-
-func (l *loader) addProblems(def int, p []FlagProblem) {
-	if l.problems == nil {
-		l.problems = map[int][]FlagProblem{}
-	}
-	l.problems[def] = p
-}
-
-// loadWorkers is how many goroutines compile n flags.
-func loadWorkers(n int) int {
-	if n < parallelLoadMin {
-		return 1
-	}
-	return max(1, min(runtime.GOMAXPROCS(0), maxLoadWorkers, n/max(parallelLoadMin/2, 1)))
-}
-
-func (l *loader) compileRange(defs []flagDef, setMeta map[string]any, out []*flag, lo, hi int) {
-	for i := lo; i < hi; i++ {
-		f, p, ok := l.compileDef(&defs[i], nil, setMeta)
-		if !ok {
-			l.notJSON = true
-			return
+	if todo < parallelLoadMin {
+		for fd := range defs.all() {
+			l.compileDef(fd, false)
 		}
-		if len(p) > 0 {
-			l.addProblems(i, p)
+		return
+	}
+	p := startPool(loader{cfg: l.cfg, evaluators: l.evaluators, noRefs: l.noRefs, prev: l.prev}, false)
+	for _, chunk := range defs {
+		for part := range slices.Chunk(chunk, defsChunk) {
+			p.add(part)
 		}
-		out[i] = f
+	}
+	p.wait()
+}
+
+// compilePool compiles chunks of definitions on goroutines beside the one
+// that hands them over, each with a loader of its own.
+type compilePool struct {
+	queue chan []flagDef
+	wg    sync.WaitGroup
+	early bool
+	// own compiles on the goroutine that hands the chunks over those that
+	// the others are too far behind to take.
+	own *loader
+}
+
+// poolBacklog is how many chunks may wait: more would hold more of a
+// large document decoded at once.
+const poolBacklog = 8
+
+// startPool starts the goroutines of a pool whose loaders are like.
+func startPool(like loader, early bool) *compilePool {
+	p := &compilePool{queue: make(chan []flagDef, poolBacklog), early: early, own: &like}
+	for range max(1, min(runtime.GOMAXPROCS(0), maxLoadWorkers)-1) {
+		sub := like
+		p.wg.Go(func() {
+			for defs := range p.queue {
+				sub.compileChunk(defs, early)
+			}
+		})
+	}
+	return p
+}
+
+func (p *compilePool) add(defs []flagDef) {
+	select {
+	case p.queue <- defs:
+	default:
+		p.own.compileChunk(defs, p.early)
 	}
 }
 
-// compileDef compiles the definition fd as a flag set does: a flag
-// written exactly as in WithPrevious's set is taken from it as it is
-// (fd.reused), one with a problem of its own is left nil, and any other
-// is compiled, from def when it is decoded already (nil otherwise). ok is
-// false when the definition as written is not JSON.
-func (l *loader) compileDef(fd *flagDef, def *defFields, setMeta map[string]any) (f *flag, problems []FlagProblem, ok bool) {
+// wait returns once the chunks are compiled, helping with those waiting.
+func (p *compilePool) wait() {
+	close(p.queue)
+	for defs := range p.queue {
+		p.own.compileChunk(defs, p.early)
+	}
+	p.wg.Wait()
+}
+
+func (l *loader) compileChunk(defs []flagDef, early bool) {
+	for i := range defs {
+		l.compileDef(&defs[i], early)
+	}
+}
+
+// compileDef compiles fd unless it is compiled already or has a problem
+// of its own; a flag written exactly as in WithPrevious's set (l.prev) is
+// taken from it as it is. Early, the rest of the document is not known:
+// such a flag, and a definition with a "$ref", are left for later.
+func (l *loader) compileDef(fd *flagDef, early bool) {
+	if fd.flag != nil || fd.problem != nil || (early && (fd.refs || fd.key == "")) {
+		return
+	}
 	var written uint64
 	if fd.span != nil {
 		written = maphash.Bytes(writtenSeed, fd.span)
-		if l.prev != nil {
-			if f := l.prev.get(fd.key); f != nil && f.reusable && f.written == written {
-				fd.key, fd.keyView, fd.reused = f.key, false, true
-				return f, nil, true
+		if f := l.prev.get(fd.key); f != nil && f.reusable && f.written == written {
+			if !early {
+				fd.flag, fd.key, fd.reused = f, f.key, true
 			}
+			return
 		}
-	}
-	if fd.problem != nil {
-		return nil, nil, true
-	}
-	if fd.keyView {
-		fd.key, fd.keyView = strings.Clone(fd.key), false
 	}
 	warned := len(l.warnings)
-	switch {
-	case def != nil:
-		f, problems = l.compileFields(fd, *def, setMeta)
-	case fd.span != nil:
-		if f, problems, ok = l.compileSpan(fd, setMeta); !ok {
-			return nil, nil, false
-		}
-	default:
-		f, problems = l.compileFlag(fd, setMeta)
-	}
+	f, problems := l.compileFlag(fd)
 	f.written = written
 	f.reusable = written != 0 && len(problems) == 0 && len(l.warnings) == warned
-	return f, problems, true
-}
-
-// decoder is the loader's decoder of definitions, made on first use.
-func (l *loader) decoder() *fastDecoder {
-	if l.dec == nil {
-		l.dec = &fastDecoder{intern: make(map[string]any, 64), nums: make(map[string]any, 16)}
+	if len(problems) > 0 || len(l.warnings) > warned {
+		fd.notes = &defNotes{problems: problems, warnings: slices.Clone(l.warnings[warned:])}
+		l.warnings = l.warnings[:warned]
 	}
-	return l.dec
-}
-
-// readDef reads the definition object at the decoder's position, its
-// variants into the loader's list.
-func (l *loader) readDef() (defFields, bool) {
-	list := &l.variants
-	list.names, list.raws = list.names[:0], list.raws[:0]
-	return l.dec.defFields(list, l.noRefs)
+	fd.flag, fd.fields = f, nil // what the flag was compiled from need not stay
 }
 
 type flagDef struct {
-	key     string
-	raw     any
-	span    []byte // the definition as written, until it is decoded into raw
-	keyView bool   // key is a view of the document's bytes (see lazyFlags)
-	reused  bool   // the flag was taken from WithPrevious
+	key    string
+	fields *defFields // the definition, when it is an object
+	raw    any        // the definition, when it is not
+	span   []byte     // the definition as written, when it was decoded from JSON
+	flag   *flag      // compiled, or taken from WithPrevious (reused)
+	notes  *defNotes  // what compiling it reported, if anything
+	// problem is one of the definition's place in the document: the flag
+	// answers it, and is not compiled.
 	problem error
-	unnamed bool // an entry without a key: it cannot be asked for
 	index   int  // in an array of flags; -1 when "flags" is an object
+	object  bool // the definition is an object
+	refs    bool // it may have a "$ref"
+	reused  bool // the flag was taken from WithPrevious
+	unnamed bool // an entry without a key: it cannot be asked for
+	dropped bool // another definition takes its place
+}
+
+// fail makes err the definition's problem, which its flag answers: what
+// compiling it made, if anything, does not stand.
+func (fd *flagDef) fail(err error) {
+	fd.problem, fd.flag, fd.notes = err, nil, nil
+}
+
+// defNotes are the problems and warnings of a flag's compilation.
+type defNotes struct {
+	problems []FlagProblem
+	warnings []warning
 }
 
 // path is where part of the definition is, as FlagProblem.Path. It is made
@@ -570,81 +580,130 @@ func (d *flagDef) path(part ...string) []string {
 	return append(at, part...)
 }
 
+// flagDefs are definitions in chunks, in document order: a large flag
+// set's are read a chunk at a time (see flagList).
+type flagDefs [][]flagDef
+
+// all yields every definition.
+func (defs flagDefs) all() iter.Seq[*flagDef] {
+	return func(yield func(*flagDef) bool) {
+		for _, chunk := range defs {
+			for i := range chunk {
+				if !yield(&chunk[i]) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// count is how many definitions there are.
+func (defs flagDefs) count() int {
+	n := 0
+	for _, chunk := range defs {
+		n += len(chunk)
+	}
+	return n
+}
+
+// withoutDropped is defs less the definitions marked dropped.
+func (defs flagDefs) withoutDropped() flagDefs {
+	for i := range defs {
+		defs[i] = slices.DeleteFunc(defs[i], func(fd flagDef) bool { return fd.dropped })
+	}
+	return defs
+}
+
 // flagDefinitions lists the flags of the document, which may be an object
 // keyed by flag key or an array of objects that carry their "key".
-func flagDefinitions(top map[string]any) ([]flagDef, error) {
+func flagDefinitions(top map[string]any) (flagDefs, error) {
 	raw, ok := top["flags"]
 	if !ok {
 		return nil, &DocumentError{Msg: `"flags" is missing`}
 	}
 	switch t := raw.(type) {
-	case lazyFlags:
-		return lastOfEachKey(t.defs), nil
+	case *flagList:
+		if t.array {
+			return arrayDefinitions(t.chunks), nil
+		}
+		return t.chunks, nil
 	case map[string]any:
 		// In map order: load sorts what it reports by flag key, which is
 		// cheaper than sorting every key of a large flag set.
 		defs := make([]flagDef, 0, len(t))
 		for k, v := range t {
-			defs = append(defs, flagDef{key: k, raw: v, index: -1})
+			defs = append(defs, decodedDef(k, v, -1))
 		}
-		return defs, nil
+		return flagDefs{defs}, nil
 	case []any:
-		defs := make([]flagDef, 0, len(t))
-		seen := map[string]int{}
+		defs := make([]flagDef, len(t))
 		for i, el := range t {
-			obj, _ := el.(map[string]any)
-			key, _ := obj["key"].(string)
-			if key == "" {
-				defs = append(defs, flagDef{key: fmt.Sprintf("flags[%d]", i), problem: fmt.Errorf(`flag entry has no "key"`), unnamed: true, index: i})
-				continue
-			}
-			if j, dup := seen[key]; dup {
-				defs[j].problem = fmt.Errorf("flag key is defined more than once")
-				continue
-			}
-			seen[key] = len(defs)
-			defs = append(defs, flagDef{key: key, raw: el, index: i})
+			defs[i] = decodedDef("", el, i)
 		}
-		return defs, nil
+		return arrayDefinitions(flagDefs{defs}), nil
 	}
 	return nil, &DocumentError{Msg: fmt.Sprintf(`"flags" is %s, not an object or an array`, jsonType(raw)), Path: []string{"flags"}}
 }
 
-// lastOfEachKey keeps the last definition of each key, as decoding the
-// object into a map would.
-func lastOfEachKey(defs []flagDef) []flagDef {
-	size := 1
-	for size < 2*len(defs) {
-		size <<= 1
+// decodedDef is the definition of a decoded document that is not a
+// flagList (a YAML document's).
+func decodedDef(key string, raw any, index int) flagDef {
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return flagDef{key: key, raw: raw, index: index, refs: true}
 	}
-	mask := uint64(size - 1)
-	slots := make([]int32, size) // index+1 in defs; 0 is free
-	dropped := 0
-	for i := range defs {
-		h := keyHash(0, defs[i].key) & mask
-		for ; slots[h] != 0; h = (h + 1) & mask {
-			if j := slots[h] - 1; defs[j].key == defs[i].key {
-				defs[j].span, dropped = nil, dropped+1
-				slots[h] = int32(i + 1)
-				goto next
-			}
+	if index >= 0 {
+		key, _ = obj["key"].(string)
+	}
+	f := &defFields{state: obj["state"], defaultVariant: obj["defaultVariant"],
+		targeting: obj["targeting"], metadata: obj["metadata"], variants: obj["variants"]}
+	if vs, ok := f.variants.(map[string]any); ok {
+		f.variants = nil
+		f.variantMembers = make([]member, 0, len(vs))
+		for name, v := range vs {
+			f.variantMembers = append(f.variantMembers, member{name: name, val: v})
 		}
-		slots[h] = int32(i + 1)
-	next:
 	}
-	if dropped == 0 {
-		return defs
-	}
-	return slices.DeleteFunc(defs, func(d flagDef) bool { return d.span == nil })
+	return flagDef{key: key, fields: f, index: index, object: true, refs: true}
 }
 
-// metadata keeps the string, number and boolean entries of a metadata
-// object. A number written as an integer (10) becomes int64 and any other
-// spelling (10.5, 10.0, 1e3) float64: OpenFeature's GetInt and GetFloat each
-// accept only their own type, and the spelling is the one sign of which the
-// author meant. def is the flag the metadata is of, nil for the flag set's.
-// Its warnings point at the metadata object rather than the entry, where
-// flagsnap validate has always reported them.
+// arrayDefinitions checks the keys that the entries of an array of flags
+// carry: a missing key is a problem, a repeated one its first entry's.
+func arrayDefinitions(defs flagDefs) flagDefs {
+	seen := map[string]*flagDef{}
+	for fd := range defs.all() {
+		if fd.key == "" {
+			fd.key, fd.unnamed = fmt.Sprintf("flags[%d]", fd.index), true
+			fd.fail(fmt.Errorf(`flag entry has no "key"`))
+			continue
+		}
+		if first, dup := seen[fd.key]; dup {
+			first.fail(fmt.Errorf("flag key is defined more than once"))
+			fd.dropped = true
+			continue
+		}
+		seen[fd.key] = fd
+	}
+	return defs.withoutDropped()
+}
+
+// lastOfEachKey keeps the last definition of each key, as decoding the
+// object into a map would.
+func lastOfEachKey(defs flagDefs) flagDefs {
+	last := map[string]*flagDef{}
+	for fd := range defs.all() {
+		if earlier := last[fd.key]; earlier != nil {
+			earlier.dropped = true
+		}
+		last[fd.key] = fd
+	}
+	return defs.withoutDropped()
+}
+
+// metadata keeps the string, number and boolean entries of the metadata of
+// def (nil for the flag set's). A number written as an integer (10) becomes
+// int64, any other spelling (10.5, 10.0, 1e3) float64: OpenFeature's GetInt
+// and GetFloat each accept only their own type.
 func (l *loader) metadata(def *flagDef, raw any) map[string]any {
 	if raw == nil {
 		return nil
@@ -681,36 +740,77 @@ func (l *loader) metadata(def *flagDef, raw any) map[string]any {
 	return out
 }
 
-// newFlag is a flag without variants yet.
 func newFlag(key string) *flag {
 	return &flag{key: key, defaultIdx: -1}
 }
 
 // compileFlag compiles a definition and lists its problems: all of them,
 // for flagsnap validate. A flag with problems answers the first.
-func (l *loader) compileFlag(fd *flagDef, setMeta map[string]any) (*flag, []FlagProblem) {
-	def, ok := fd.raw.(map[string]any)
-	if !ok {
+func (l *loader) compileFlag(fd *flagDef) (*flag, []FlagProblem) {
+	if fd.fields == nil {
 		f := newFlag(fd.key)
 		err := fmt.Errorf("definition is %s, not an object", jsonType(fd.raw))
 		f.breakWith(err, fd.path())
 		return f, []FlagProblem{{Flag: fd.key, Path: fd.path(), Err: err}}
 	}
-	return l.compileFields(fd, defFields{state: def["state"], variants: def["variants"], defaultVariant: def["defaultVariant"],
-		targeting: def["targeting"], metadata: def["metadata"]}, setMeta)
+	return l.compileFields(fd, fd.fields)
 }
 
 // defFields are the members of a definition that the loader reads, as
-// decoded; variants may also be a *variantList.
+// decoded.
 type defFields struct {
-	state, variants, defaultVariant, targeting, metadata any
+	state, defaultVariant, targeting, metadata any
+	// variantMembers holds "variants" when it is an object (not nil, even
+	// when empty), in the order written until sortVariants; variants
+	// holds it otherwise, nil when it is missing.
+	variants       any
+	variantMembers []member
 }
 
-// compileFields is compileFlag on the members of the definition.
-func (l *loader) compileFields(fd *flagDef, def defFields, setMeta map[string]any) (*flag, []FlagProblem) {
+// member is a member of an object, as read.
+type member struct {
+	name string
+	val  any
+}
+
+// sortVariants sorts the variants by name and keeps the last of a name
+// written twice, as an object decoded into a map does.
+func (def *defFields) sortVariants() {
+	list := def.variantMembers
+	slices.SortStableFunc(list, func(a, b member) int { return strings.Compare(a.name, b.name) })
+	kept := list[:0]
+	for i, m := range list {
+		if i+1 == len(list) || list[i+1].name != m.name {
+			kept = append(kept, m)
+		}
+	}
+	clear(list[len(kept):])
+	def.variantMembers = kept
+}
+
+// appendVariants is canonicalAppend of the variants, an object as the
+// map it stands for.
+func (def *defFields) appendVariants(b []byte) []byte {
+	if def.variantMembers == nil {
+		return canonicalAppend(b, def.variants)
+	}
+	b = append(b, 'm')
+	b = binary.AppendUvarint(b, uint64(len(def.variantMembers)))
+	for _, m := range def.variantMembers {
+		b = binary.AppendUvarint(b, uint64(len(m.name)))
+		b = append(b, m.name...)
+		b = canonicalAppend(b, m.val)
+	}
+	return b
+}
+
+// compileFields is compileFlag on the members of the definition. settle
+// adds the flag set's metadata, and its fingerprint.
+func (l *loader) compileFields(fd *flagDef, def *defFields) (*flag, []FlagProblem) {
 	key := fd.key
+	def.sortVariants()
 	f := newFlag(key)
-	f.metadata = mergeMetadata(setMeta, l.metadata(fd, def.metadata))
+	f.metadata = l.metadata(fd, def.metadata)
 	switch state := def.state; state {
 	case "ENABLED":
 	case "DISABLED":
@@ -732,7 +832,7 @@ func (l *loader) compileFields(fd *flagDef, def defFields, setMeta map[string]an
 	if defaultVariant == "" {
 		defaultVariant = nil
 	}
-	f.fingerprint = l.fingerprint(def, defaultVariant, asWritten, f.metadata)
+	f.fingerprint = l.fingerprint(def, defaultVariant, asWritten)
 
 	// The problems are gathered in the order they were always checked in,
 	// so that the first, which the flag answers, is the one it answered
@@ -742,7 +842,7 @@ func (l *loader) compileFields(fd *flagDef, def defFields, setMeta map[string]an
 		problems = append(problems, FlagProblem{Flag: key, Path: fd.path(at...), Err: err})
 	}
 	variantsOK := true
-	for _, p := range f.setVariants(def.variants, &l.vals) {
+	for _, p := range f.setVariants(def, l) {
 		add(p.err, p.at...)
 		variantsOK = variantsOK && len(p.at) > 1 // one variant's problem
 	}
@@ -819,43 +919,31 @@ type issue struct {
 	err error
 }
 
-// setVariants reads the "variants" object. A problem is at "variants", or
-// at the variant that has it; a name cannot stand for the object, since ""
-// names a variant too. Every variant is read, so that each one's problem is
-// reported; a variant is of the wrong type when it differs from the first
-// (in name order) that can be read.
-//
-// The variants are read into scratch, which f.vals is then a view of:
-// shareVariants gives f its own.
-func (f *flag) setVariants(raw any, scratch *[]variant) []issue {
-	list, ok := raw.(*variantList)
-	if !ok {
-		obj, ok := raw.(map[string]any)
-		if !ok {
-			if raw == nil {
-				return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is missing`)}}
-			}
-			return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is %s, not an object`, jsonType(raw))}}
+// setVariants reads the "variants" object into the loader's scratch, which
+// f.vals is then a view of (shareVariants gives f its own). Every variant
+// is read, so that each one's problem is reported: a variant is of the
+// wrong type when it differs from the first (in name order) that can be.
+func (f *flag) setVariants(def *defFields, l *loader) []issue {
+	if def.variantMembers == nil {
+		if def.variants == nil {
+			return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is missing`)}}
 		}
-		list = &variantList{}
-		for name, v := range obj {
-			list.set(name, v)
-		}
-		list.sort()
+		return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is %s, not an object`, jsonType(def.variants))}}
 	}
-	if len(list.names) == 0 {
+	list := def.variantMembers
+	if len(list) == 0 {
 		return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is empty`)}}
 	}
-	names := list.names
-	if len(names) > maxScannedVariants {
-		f.variants = make(map[string]int, len(names))
+	if len(list) > maxScannedVariants {
+		f.variants = make(map[string]int, len(list))
 	}
-	f.vals = slices.Grow((*scratch)[:0], len(names))[:len(names)]
-	*scratch = f.vals
+	f.vals = slices.Grow(l.vals[:0], len(list))[:len(list)]
+	l.vals = f.vals
 	var problems []issue
 	first := -1 // the first variant read, whose type the others must have
-	for i, name := range names {
-		v, err := newVariant(name, list.raws[i])
+	for i, m := range list {
+		name := m.name
+		v, err := newVariant(name, m.val)
 		switch {
 		case err != nil:
 			problems = append(problems, issue{[]string{"variants", name}, err})
@@ -863,7 +951,7 @@ func (f *flag) setVariants(raw any, scratch *[]variant) []issue {
 			first = i
 		case v.k != f.vals[first].k:
 			problems = append(problems, issue{[]string{"variants", name},
-				fmt.Errorf("variants mix types: %q is %s, %q is %s", names[first], kindName(f.vals[first].k), name, kindName(v.k))})
+				fmt.Errorf("variants mix types: %q is %s, %q is %s", list[first].name, kindName(f.vals[first].k), name, kindName(v.k))})
 		}
 		// Kept even when wrong, so that a defaultVariant naming it is
 		// not a problem too.
@@ -910,17 +998,15 @@ func newVariant(name string, raw any) (variant, error) {
 	return v, nil
 }
 
-// exactFloat reports whether float64 holds i exactly. A float64 past
-// the int64 range converts back to an unspecified int64, hence the first
-// comparison: 2^63 is the one float64 that i could round to there.
+// exactFloat reports whether float64 holds i exactly; 2^63, past the int64
+// range, is the one float64 that i could round to and not convert back.
 func exactFloat(i int64) bool {
 	f := float64(i)
 	return f < 1<<63 && int64(f) == i
 }
 
-// exactInt reads a JSON number as int64 when it is a whole number in range,
-// judged on its exact decimal value (10.0 and 1e3 are whole; 3.14 and
-// 9223372036854775808 are not).
+// exactInt reads a JSON number as int64 when its exact decimal value is a
+// whole number in range (10.0 and 1e3, not 3.14 or 9223372036854775808).
 func exactInt(text string) (int64, bool) {
 	if i, err := strconv.ParseInt(text, 10, 64); err == nil {
 		return i, true
@@ -946,9 +1032,8 @@ func kindName(k kind) string {
 	return "null"
 }
 
-// setDefault reads "defaultVariant". Without variants to look in (none, or
-// not an object), only its type is checked: that it names none of them is
-// the variants' problem.
+// setDefault reads "defaultVariant". Without variants to look in, only its
+// type is checked: that it names none of them is the variants' problem.
 func (f *flag) setDefault(raw any, variantsOK bool) error {
 	switch t := raw.(type) {
 	case nil:
@@ -968,9 +1053,8 @@ func (f *flag) setDefault(raw any, variantsOK bool) error {
 }
 
 // compileRule compiles a flag's rule, $evaluators substituted, and lists
-// every problem it has. whole is set when one of them breaks the whole
-// flag; the others are in parts of the rule that fail only when an
-// evaluation reaches them.
+// every problem it has; whole is set when one breaks the whole flag, not
+// only the evaluations that reach it.
 func (l *loader) compileRule(fd *flagDef, targeting any) (rule *node, problems []error, whole bool) {
 	if targeting == nil {
 		return nil, nil, false
@@ -1035,9 +1119,6 @@ func (f *flag) shareNamesWith(rule *node, sh *sharedVariants) {
 		}
 		for i := range f.vals {
 			if f.vals[i].name == s {
-				if unsafe.StringData(f.vals[i].name) == unsafe.StringData(s) {
-					return // shared already, as the document's decoder does
-				}
 				if boxed == nil {
 					boxed = make([]any, len(f.vals))
 				}
@@ -1062,11 +1143,8 @@ func (f *flag) shareNamesWith(rule *node, sh *sharedVariants) {
 }
 
 // resolveRefs replaces {"$ref": "name"} with the named entry of
-// $evaluators. The substitution is structural, so spacing in the document
-// does not matter; substituted rules are not searched again (no nested
-// $ref). Parts without a $ref are shared with raw rather than copied. A
-// $ref that cannot be substituted is a problem at its "$ref" member, and
-// an unresolvedRef in the result.
+// $evaluators, not searched again (no nested $ref). A $ref that cannot be
+// substituted is a problem at its "$ref" member, and an unresolvedRef.
 func (l *loader) resolveRefs(raw any) (any, []issue) {
 	if l.noRefs {
 		return raw, nil
@@ -1096,30 +1174,20 @@ type substitution struct {
 // substitute is resolveRefs, also telling whether anything was replaced.
 func (s *substitution) substitute(raw any) (any, bool) {
 	switch t := raw.(type) {
+	case *op1:
+		if name, ok := t.val.(string); ok && t.key == "$ref" {
+			return s.evaluator(name)
+		}
+		n := len(s.problems)
+		r, changed := s.substitute(t.val)
+		s.inside(n, t.key)
+		if !changed {
+			return t, false
+		}
+		return &op1{key: t.key, val: r}, true
 	case map[string]any:
 		if name, ok := t["$ref"].(string); ok {
-			ev, found := s.l.evaluators[name]
-			if !found {
-				return s.unresolved(fmt.Errorf("$ref %q names no entry of $evaluators", name))
-			}
-			if len(t) == 1 {
-				return ev, true
-			}
-			body, ok := ev.(map[string]any)
-			if !ok {
-				return s.unresolved(fmt.Errorf("$ref %q is used inside an object but is not an object", name))
-			}
-			merged := make(map[string]any, len(t)-1+len(body))
-			for k, v := range t {
-				if k == "$ref" {
-					continue
-				}
-				n := len(s.problems)
-				merged[k], _ = s.substitute(v)
-				s.inside(n, k)
-			}
-			maps.Copy(merged, body)
-			return merged, true
+			return s.merge(t, name)
 		}
 		var out map[string]any
 		for k, v := range t {
@@ -1160,6 +1228,42 @@ func (s *substitution) substitute(raw any) (any, bool) {
 	return raw, false
 }
 
+// merge is what an object with a "$ref" to name stands for: the evaluator,
+// or, next to other members, those and the evaluator's, which win.
+func (s *substitution) merge(t map[string]any, name string) (any, bool) {
+	if len(t) == 1 {
+		return s.evaluator(name)
+	}
+	ev, found := s.l.evaluators[name]
+	if !found {
+		return s.unresolved(fmt.Errorf("$ref %q names no entry of $evaluators", name))
+	}
+	body, ok := ev.(map[string]any)
+	if !ok {
+		return s.unresolved(fmt.Errorf("$ref %q is used inside an object but is not an object", name))
+	}
+	merged := make(map[string]any, len(t)-1+len(body))
+	for k, v := range t {
+		if k == "$ref" {
+			continue
+		}
+		n := len(s.problems)
+		merged[k], _ = s.substitute(v)
+		s.inside(n, k)
+	}
+	maps.Copy(merged, body)
+	return merged, true
+}
+
+// evaluator is what {"$ref": name} stands for.
+func (s *substitution) evaluator(name string) (any, bool) {
+	ev, found := s.l.evaluators[name]
+	if !found {
+		return s.unresolved(fmt.Errorf("$ref %q names no entry of $evaluators", name))
+	}
+	return ev, true
+}
+
 // unresolved records the problem of a $ref, at its "$ref" member.
 func (s *substitution) unresolved(err error) (any, bool) {
 	s.problems = append(s.problems, issue{[]string{"$ref"}, err})
@@ -1174,21 +1278,22 @@ func (s *substitution) inside(n int, key string) {
 	}
 }
 
-// fingerprint summarises everything that changes how a flag evaluates, in
-// a form that ignores key order, spacing and number spelling (1 and 1.0),
-// so that rewriting a file without changing its meaning is not a change.
-// The parts are written into l's scratch buffer in a canonical binary form
-// and hashed once, without building a copy of the definition. The hash is
-// two 64-bit maphashes: fingerprints are compared within a process only,
-// and a cryptographic hash cost a twentieth of a load.
-func (l *loader) fingerprint(def defFields, defaultVariant, targeting any, meta map[string]any) [fingerprintSize]byte {
+// fingerprint hashes everything but metadata (see settle) that changes how
+// a flag evaluates, in a canonical form that ignores key order, spacing and
+// number spelling, so that rewriting a file without changing its meaning
+// is not a change. Fingerprints are compared within a process only.
+func (l *loader) fingerprint(def *defFields, defaultVariant, targeting any) [fingerprintSize]byte {
 	b := l.scratch[:0]
 	b = canonicalAppend(b, def.state)
-	b = canonicalAppend(b, def.variants)
+	b = def.appendVariants(b)
 	b = canonicalAppend(b, defaultVariant)
 	b = canonicalAppend(b, targeting)
-	b = canonicalAppend(b, meta)
 	l.scratch = b
+	return fingerprintOf(b)
+}
+
+// fingerprintOf hashes b into a fingerprint.
+func fingerprintOf(b []byte) [fingerprintSize]byte {
 	var sum [fingerprintSize]byte
 	binary.LittleEndian.PutUint64(sum[:8], maphash.Bytes(fingerprintSeeds[0], b))
 	binary.LittleEndian.PutUint64(sum[8:], maphash.Bytes(fingerprintSeeds[1], b))
@@ -1248,16 +1353,6 @@ func canonicalAppend(b []byte, x any) []byte {
 		b = binary.AppendUvarint(b, uint64(len(t.key)))
 		b = append(b, t.key...)
 		return canonicalAppend(b, t.val)
-	case *variantList:
-		// As the object it was read from.
-		b = append(b, 'm')
-		b = binary.AppendUvarint(b, uint64(len(t.names)))
-		for i, k := range t.names {
-			b = binary.AppendUvarint(b, uint64(len(k)))
-			b = append(b, k...)
-			b = canonicalAppend(b, t.raws[i])
-		}
-		return b
 	}
 	// Not a decoded JSON value; its Go syntax still tells values apart.
 	return fmt.Appendf(append(b, '?'), "%#v", x)

@@ -1,28 +1,18 @@
 package evaluator
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"math/rand/v2"
-	"unsafe"
 )
 
-// flagIndex finds a flag by key for evaluations: open addressing with
-// linear probing over a table at most half full. It does what a Go map
-// does with less work per lookup, which is most of the cost of answering a
-// flag that needs no evaluation. It is the flag set's one collection of
-// its flags.
+// flagIndex, the flag set's one collection of its flags, finds one by key:
+// open addressing with linear probing over a table at most half full, less
+// work per lookup than a Go map.
 type flagIndex struct {
 	seed  uint64
 	slots []*flag
 	mask  uint64
 	n     int // flags held
-}
-
-// newFlagIndex indexes flags, whose keys are unique.
-func newFlagIndex(flags []*flag) flagIndex {
-	x, _ := indexFlags(flags)
-	return x
 }
 
 // indexFlags indexes flags; unique is false when two have the same key,
@@ -50,9 +40,9 @@ func indexFlags(flags []*flag) (x flagIndex, unique bool) {
 // flag returns the flag with key, or nil.
 func (s *FlagSet) flag(key string) *flag { return s.index.get(key) }
 
-// get returns the flag with key, or nil.
+// get returns the flag with key, or nil (from a nil index too).
 func (x *flagIndex) get(key string) *flag {
-	if len(x.slots) == 0 {
+	if x == nil || len(x.slots) == 0 {
 		return nil
 	}
 	for i := keyHash(x.seed, key) & x.mask; ; i = (i + 1) & x.mask {
@@ -63,31 +53,42 @@ func (x *flagIndex) get(key string) *flag {
 	}
 }
 
-// keyHash hashes a flag key in the manner of wyhash: every byte counts,
-// bytes are read a word at a time, and a 64×64→128-bit multiply mixes them.
-// Flag keys are short, and for them this is a few instructions inline where
-// hash/maphash makes three calls; it is the larger part of answering a
-// static flag.
+// keyHash hashes a flag key in the manner of wyhash: bytes read a word at a
+// time, mixed by a 64×64→128-bit multiply. For short keys it is a few
+// instructions where hash/maphash makes three calls.
 func keyHash(seed uint64, s string) uint64 {
 	const k0, k1 = 0xa0761d6478bd642f, 0xe7037ed1a0b428db
-	b := unsafe.Slice(unsafe.StringData(s), len(s))
-	n := len(b)
+	n := len(s)
 	h := seed ^ k0
 	var lo, hi uint64
 	switch {
 	case n > 16:
 		for i := 0; i+16 < n; i += 16 {
-			h = mix(binary.LittleEndian.Uint64(b[i:])^k1, binary.LittleEndian.Uint64(b[i+8:])^h)
+			h = mix(word64(s, i)^k1, word64(s, i+8)^h)
 		}
-		lo, hi = binary.LittleEndian.Uint64(b[n-16:]), binary.LittleEndian.Uint64(b[n-8:])
+		lo, hi = word64(s, n-16), word64(s, n-8)
 	case n >= 8:
-		lo, hi = binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[n-8:])
+		lo, hi = word64(s, 0), word64(s, n-8)
 	case n >= 4:
-		lo, hi = uint64(binary.LittleEndian.Uint32(b)), uint64(binary.LittleEndian.Uint32(b[n-4:]))
+		lo, hi = word32(s, 0), word32(s, n-4)
 	case n > 0:
-		lo = uint64(b[0])<<16 | uint64(b[n>>1])<<8 | uint64(b[n-1])
+		lo = uint64(s[0])<<16 | uint64(s[n>>1])<<8 | uint64(s[n-1])
 	}
 	return mix(lo^k1^uint64(n), hi^h)
+}
+
+// word64 reads s[i:i+8] as a little-endian word, which the compiler does
+// in one load.
+func word64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// word32 reads s[i:i+4] as a little-endian word, in one load.
+func word32(s string, i int) uint64 {
+	s = s[i : i+4]
+	return uint64(uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24)
 }
 
 func mix(a, b uint64) uint64 {

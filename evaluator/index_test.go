@@ -19,7 +19,7 @@ func TestFlagIndex(t *testing.T) {
 		for _, f := range flags {
 			list = append(list, f)
 		}
-		x := newFlagIndex(list)
+		x, _ := indexFlags(list)
 		for k, f := range flags {
 			if got := x.get(k); got != f {
 				t.Fatalf("%d flags: get(%q) = %v", n, k, got)

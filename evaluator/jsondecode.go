@@ -2,7 +2,7 @@ package evaluator
 
 import (
 	"encoding/json"
-	"runtime"
+	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -12,99 +12,123 @@ import (
 const maxJSONDepth = 10000
 
 // fastDecoder parses a JSON document into the values encoding/json's
-// Decoder produces with UseNumber (map[string]any, []any, string,
-// json.Number, bool, nil), in one pass and without reflection. Loading
-// large flag sets spends most of its time here.
-//
-// It only reports whether the document is valid: for an invalid one the
-// caller asks encoding/json, whose messages (and line and column) users
-// see. Strings and numbers up to internMax bytes are interned for the
-// document, boxed as the interface values they are decoded into, since
-// flag sets repeat the same keys, states, variant names and weights
-// thousands of times: each is made and boxed once (boxing a string
-// allocates), and the flag set keeps them, so sharing them saves memory
-// too.
+// Decoder produces with UseNumber, except that its "flags" is a *flagList
+// and a rule's one-member objects are *op1: maps for those would be most of
+// what a load allocates. It stops where encoding/json would, saying so.
 type fastDecoder struct {
-	data   []byte
-	pos    int
-	depth  int
-	intern map[string]any // strings, each boxed as a string
-	nums   map[string]any // numbers, each boxed as a json.Number
-	stack  []any          // elements of the arrays and objects being built
-	keys   []string
-	refs   bool // some object has a "$ref" key
-	// lazy: a "flags" object is read as lazyFlags.
-	lazy     bool
+	data  []byte
+	pos   int
+	depth int
+	// interned are the strings and numbers up to internMax bytes met so
+	// far, boxed, in slots chosen by a hash of their text: flag sets repeat
+	// the same few thousands of times, and boxing allocates.
+	interned []any
+	stack    []any // elements of the arrays and objects being built
+	keys     []string
+	refs     bool // some object has a "$ref" key
 	single   bool // an object of one member is an *op1
-	lazyHint int  // how many members lazyFlags will have, about
-
-	// A "flags" object of wideMin bytes or more is decoded by up to
-	// workers goroutines (see parallelObject).
-	wideMin, workers int
+	// defChunk is where definitions are read, a chunk at a time, members
+	// the variants being read, and memberChunk where they are kept.
+	defChunk    []defFields
+	members     []member
+	memberChunk []member
+	// chunkRead, when not nil, is handed each full chunk of a flagList,
+	// which the decoder leaves alone from then on.
+	chunkRead func([]flagDef)
+	// failAt is where the document stops being JSON (len(data) when it
+	// ends too early), and failure what encoding/json says of the byte
+	// there, after "invalid character …".
+	failAt  int
+	failure string
 }
 
 const internMax = 32
 
-// internCap bounds how many strings a decoder interns. The strings that
-// repeat (member names, states, variant names) come early and often; past
-// the first few thousand, most strings are a flag's own (its key, its
-// values), and a map growing with them costs more than it shares.
-const internCap = 4096
+// maxInterned is how many slots a large document's interned values have:
+// the strings that repeat are few, and most others are a flag's own.
+const maxInterned = 4096
 
-// decodeFast parses data, reporting ok=false for anything encoding/json
-// might not accept exactly so.
-func decodeFast(data []byte) (v any, refs, ok bool) {
-	return decodeFastWide(data, parallelDecodeMin, min(runtime.GOMAXPROCS(0), maxDecodeWorkers))
-}
-
-// decodeFastWide is decodeFast with the parallel decoding of a large
-// "flags" object set as given.
-func decodeFastWide(data []byte, wideMin, workers int) (v any, refs, ok bool) {
-	return decodeFastWith(fastDecoder{data: data, wideMin: wideMin, workers: workers})
-}
-
-// decodeFastLazy is decodeFast reading a "flags" object as lazyFlags.
-// flags is about how many members it has, or 0 when that is not known.
-func decodeFastLazy(data []byte, flags int) (v any, refs, ok bool) {
-	if flags <= 0 {
-		// About the size of the definitions of the standard mix: growing
-		// the list as it fills costs more than a guess that is too large.
-		flags = len(data) / 128
+// newInterned are the interned slots for a document of n bytes.
+func newInterned(n int) []any {
+	size := 64
+	for size < maxInterned && size*64 < n {
+		size *= 2
 	}
-	return decodeFastWith(fastDecoder{data: data, lazy: true, lazyHint: flags})
+	return make([]any, size)
 }
 
-func decodeFastWith(d fastDecoder) (v any, refs, ok bool) {
-	d.intern, d.nums = make(map[string]any, 64), make(map[string]any, 16)
-	v, ok = d.value()
-	if !ok {
-		return nil, false, false
-	}
-	d.space()
-	if d.pos != len(d.data) {
-		return nil, false, false
-	}
-	return v, d.refs, true
+// The contexts of encoding/json's messages, after "invalid character …".
+const (
+	beginValue = "looking for beginning of value"
+	beginKey   = "looking for beginning of object key string"
+	afterKey   = "after object key"
+	afterPair  = "after object key:value pair"
+	afterElem  = "after array element"
+)
+
+// flagList is a document's "flags" as decoded, in chunks of up to defsChunk
+// definitions, each with its bytes (flagDef.span) to tell if it changed.
+type flagList struct {
+	chunks flagDefs
+	array  bool // an array of definitions, each with its "key"
 }
 
-// objectAhead reports whether an object starts at d.pos (after spaces).
-func (d *fastDecoder) objectAhead() bool {
-	d.space()
-	return d.pos < len(d.data) && d.data[d.pos] == '{'
+// defsChunk is how many definitions a chunk of a flagList holds.
+const defsChunk = 256
+
+// op1 is an object of one member, as a rule's operations are written,
+// decoded without a map: the compiler reads it as the map it stands for.
+type op1 struct {
+	key string
+	val any
 }
 
-// defDepth is the depth a flag's definition starts at within a document
-// (inside the document's object and "flags"), counted as the decoder
-// counts it, so that a definition decoded on its own meets the same limit
-// as in the whole document.
-const defDepth = 2
+// MarshalJSON writes the object, for the messages that quote a rule.
+func (o *op1) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{o.key: o.val})
+}
 
-// decodeSpan decodes data, a flag's definition, with d's interned strings.
-func (d *fastDecoder) decodeSpan(data []byte) (any, bool) {
-	d.data, d.pos, d.depth = data, 0, defDepth
+// decodeJSON decodes a JSON document. refs reports whether an object in it
+// has a "$ref" member; err is a *SyntaxError.
+func decodeJSON(data []byte, chunkRead func([]flagDef)) (v any, refs bool, err error) {
+	d := fastDecoder{data: data, interned: newInterned(len(data)), chunkRead: chunkRead}
 	v, ok := d.value()
+	if !ok {
+		return nil, false, d.syntaxError()
+	}
 	d.space()
-	return v, ok && d.pos == len(d.data)
+	if d.pos != len(data) {
+		return nil, false, syntaxErrorAt(data, d.pos, "unexpected data after the top-level value")
+	}
+	return v, d.refs, nil
+}
+
+// fail records that the document stops being JSON at d.pos, and why, as
+// encoding/json says it after "invalid character …". It returns false.
+func (d *fastDecoder) fail(why string) bool {
+	d.failAt, d.failure = d.pos, why
+	return false
+}
+
+// syntaxError is the error of a document that fail stopped.
+func (d *fastDecoder) syntaxError() *SyntaxError {
+	if d.failAt >= len(d.data) {
+		return syntaxErrorAt(d.data, len(d.data)-1, "unexpected end of document")
+	}
+	c := d.data[d.failAt]
+	return syntaxErrorAt(d.data, d.failAt, "invalid character "+quoteChar(c)+" "+d.failure)
+}
+
+// quoteChar quotes a byte as encoding/json's messages do.
+func quoteChar(c byte) string {
+	switch c {
+	case '\'':
+		return `'\''`
+	case '"':
+		return `'"'`
+	}
+	s := strconv.Quote(string(rune(c)))
+	return "'" + s[1:len(s)-1] + "'"
 }
 
 func (d *fastDecoder) space() {
@@ -121,7 +145,7 @@ func (d *fastDecoder) space() {
 func (d *fastDecoder) value() (any, bool) {
 	d.space()
 	if d.pos >= len(d.data) {
-		return nil, false
+		return nil, d.fail(beginValue)
 	}
 	switch c := d.data[d.pos]; {
 	case c == '{':
@@ -139,145 +163,253 @@ func (d *fastDecoder) value() (any, bool) {
 	case c == '-' || (c >= '0' && c <= '9'):
 		return d.number()
 	}
-	return nil, false
+	return nil, d.fail(beginValue)
 }
 
 func (d *fastDecoder) literal(word string) bool {
-	if len(d.data)-d.pos < len(word) || string(d.data[d.pos:d.pos+len(word)]) != word {
-		return false
+	for i := 1; i < len(word); i++ {
+		if p := d.pos + i; p >= len(d.data) || d.data[p] != word[i] {
+			d.pos = p
+			return d.fail("in literal " + word + " (expecting " + quoteChar(word[i]) + ")")
+		}
 	}
 	d.pos += len(word)
 	return true
 }
 
-// member reads one `"key": value` of an object, spaces before it included.
-func (d *fastDecoder) member() (string, any, bool) {
+// name reads a member's name, spaces before it included, and the colon
+// after it. The name's bytes are the document's unless it has escapes.
+func (d *fastDecoder) name() ([]byte, bool) {
 	d.space()
 	if d.pos >= len(d.data) || d.data[d.pos] != '"' {
-		return "", nil, false
+		return nil, d.fail(beginKey)
 	}
-	kv, ok := d.str()
+	b, ok := d.plainStr()
 	if !ok {
-		return "", nil, false
+		if b, ok = d.escapedStr(); !ok {
+			return nil, false
+		}
 	}
-	k := kv.(string)
-	if k == "$ref" {
+	if string(b) == "$ref" {
 		d.refs = true
 	}
 	d.space()
 	if d.pos >= len(d.data) || d.data[d.pos] != ':' {
-		return "", nil, false
+		return nil, d.fail(afterKey)
 	}
 	d.pos++
-	var v any
-	if d.depth == 1 && k == "flags" && d.lazy && d.objectAhead() {
-		v, ok = d.lazyMembers()
-	} else if d.depth == 1 && k == "flags" && d.wideObjectAhead() {
-		v, ok = d.parallelObject()
-	} else {
-		v, ok = d.value()
+	return b, true
+}
+
+// each reads the object or array that starts at d.pos, calling read for
+// each of its members, with the member's name, or each of its elements.
+func (d *fastDecoder) each(read func(name []byte) bool) bool {
+	closing, why := byte(']'), afterElem
+	if d.data[d.pos] == '{' {
+		closing, why = '}', afterPair
 	}
-	return k, v, ok
+	if d.depth++; d.depth > maxJSONDepth {
+		return d.fail("exceeded max depth")
+	}
+	defer func() { d.depth-- }()
+	d.pos++
+	d.space()
+	if d.pos < len(d.data) && d.data[d.pos] == closing {
+		d.pos++
+		return true
+	}
+	for {
+		var name []byte
+		if closing == '}' {
+			var ok bool
+			if name, ok = d.name(); !ok {
+				return false
+			}
+		}
+		if !read(name) {
+			return false
+		}
+		d.space()
+		switch {
+		case d.pos >= len(d.data):
+			return d.fail(why)
+		case d.data[d.pos] == closing:
+			d.pos++
+			return true
+		case d.data[d.pos] != ',':
+			return d.fail(why)
+		}
+		d.pos++
+	}
 }
 
 func (d *fastDecoder) object() (any, bool) {
-	if d.depth++; d.depth > maxJSONDepth {
+	base, kbase := len(d.stack), len(d.keys)
+	ok := d.each(func(name []byte) bool {
+		k := d.text(name).(string)
+		var v any
+		var ok bool
+		if d.depth == 1 && k == "flags" {
+			v, ok = d.flags()
+		} else {
+			v, ok = d.value()
+		}
+		d.keys, d.stack = append(d.keys, k), append(d.stack, v)
+		return ok
+	})
+	if !ok {
 		return nil, false
 	}
-	defer func() { d.depth-- }()
-	d.pos++ // '{'
-	base, kbase := len(d.stack), len(d.keys)
-	d.space()
-	if d.pos < len(d.data) && d.data[d.pos] == '}' {
-		d.pos++
-		return map[string]any{}, true
-	}
-	for {
-		k, v, ok := d.member()
-		if !ok {
-			return nil, false
+	var o any
+	if n := len(d.keys) - kbase; d.single && n == 1 {
+		o = &op1{key: d.keys[kbase], val: d.stack[base]}
+	} else {
+		m := make(map[string]any, n)
+		for i, k := range d.keys[kbase:] {
+			m[k] = d.stack[base+i] // a repeated key: the last wins, as in encoding/json
 		}
-		d.keys = append(d.keys, k)
-		d.stack = append(d.stack, v)
-		more, ok := d.after('}')
-		if !ok {
-			return nil, false
-		}
-		if !more && d.single && len(d.keys)-kbase == 1 {
-			o := &op1{key: d.keys[kbase], val: d.stack[base]}
-			d.stack[base] = nil
-			d.stack, d.keys = d.stack[:base], d.keys[:kbase]
-			return o, true
-		}
-		if !more {
-			m := make(map[string]any, len(d.keys)-kbase)
-			for i, k := range d.keys[kbase:] {
-				m[k] = d.stack[base+i] // a repeated key: the last wins, as in encoding/json
-			}
-			clear(d.stack[base:])
-			d.stack, d.keys = d.stack[:base], d.keys[:kbase]
-			return m, true
-		}
+		o = m
 	}
-}
-
-// after reads what follows an element of an object or an array: a comma
-// (more reports it) or the closing byte.
-func (d *fastDecoder) after(closing byte) (more, ok bool) {
-	d.space()
-	if d.pos >= len(d.data) {
-		return false, false
-	}
-	switch d.data[d.pos] {
-	case ',':
-		d.pos++
-		return true, true
-	case closing:
-		d.pos++
-		return false, true
-	}
-	return false, false
+	clear(d.stack[base:])
+	d.stack, d.keys = d.stack[:base], d.keys[:kbase]
+	return o, true
 }
 
 func (d *fastDecoder) array() (any, bool) {
-	if d.depth++; d.depth > maxJSONDepth {
+	base := len(d.stack)
+	ok := d.each(func([]byte) bool {
+		v, ok := d.value()
+		d.stack = append(d.stack, v)
+		return ok
+	})
+	if !ok {
 		return nil, false
 	}
-	defer func() { d.depth-- }()
-	d.pos++ // '['
-	base := len(d.stack)
+	a := make([]any, len(d.stack)-base)
+	copy(a, d.stack[base:])
+	clear(d.stack[base:])
+	d.stack = d.stack[:base]
+	return a, true
+}
+
+// flags decodes the document's "flags" member: an object or an array is a
+// *flagList, anything else its value.
+func (d *fastDecoder) flags() (any, bool) {
 	d.space()
-	if d.pos < len(d.data) && d.data[d.pos] == ']' {
-		d.pos++
-		return []any{}, true
+	if d.pos >= len(d.data) || (d.data[d.pos] != '{' && d.data[d.pos] != '[') {
+		return d.value()
 	}
-	for {
-		v, ok := d.value()
-		if !ok {
-			return nil, false
+	list := &flagList{array: d.data[d.pos] == '['}
+	var defs []flagDef
+	n := 0
+	ok := d.each(func(name []byte) bool {
+		if len(defs) == cap(defs) {
+			if defs != nil {
+				list.chunks = append(list.chunks, defs)
+				if d.chunkRead != nil {
+					d.chunkRead(defs)
+				}
+			}
+			// Small at first, for the many documents of a few flags.
+			defs = make([]flagDef, 0, min(max(2*cap(defs), 8), defsChunk))
 		}
-		d.stack = append(d.stack, v)
-		more, ok := d.after(']')
-		if !ok {
-			return nil, false
+		fd := flagDef{key: string(name), index: -1} // a flag's key is its own, not interned
+		if list.array {
+			fd.index = n
 		}
-		if !more {
-			a := make([]any, len(d.stack)-base)
-			copy(a, d.stack[base:])
-			clear(d.stack[base:])
-			d.stack = d.stack[:base]
-			return a, true
-		}
+		n++
+		defs = append(defs, fd)
+		return d.definition(&defs[len(defs)-1])
+	})
+	if !ok {
+		return nil, false
 	}
+	if defs != nil {
+		list.chunks = append(list.chunks, defs)
+	}
+	return list, true
+}
+
+// definition decodes a flag's definition: an object into fd.fields, which
+// keep the members the loader reads, anything else into fd.raw.
+func (d *fastDecoder) definition(fd *flagDef) bool {
+	d.space()
+	start, refs := d.pos, d.refs
+	d.refs = false
+	var ok bool
+	if d.pos < len(d.data) && d.data[d.pos] == '{' {
+		fd.fields, fd.object = d.newFields(), true
+		ok = d.each(func(name []byte) bool { return d.field(fd, name) })
+	} else {
+		fd.raw, ok = d.value()
+	}
+	fd.span, fd.refs = d.data[start:d.pos], d.refs
+	d.refs = d.refs || refs
+	return ok
+}
+
+// newFields is a definition's fields, from the current chunk.
+func (d *fastDecoder) newFields() *defFields {
+	if len(d.defChunk) == cap(d.defChunk) {
+		d.defChunk = make([]defFields, 0, min(max(2*cap(d.defChunk), 8), 256))
+	}
+	d.defChunk = d.defChunk[:len(d.defChunk)+1]
+	return &d.defChunk[len(d.defChunk)-1]
+}
+
+// field decodes the value of a definition's member called name. A
+// member written twice keeps the last value, as in a map.
+func (d *fastDecoder) field(fd *flagDef, name []byte) bool {
+	f := fd.fields
+	var ok bool
+	switch string(name) {
+	case "state":
+		f.state, ok = d.value()
+	case "variants":
+		return d.variants(f)
+	case "defaultVariant":
+		f.defaultVariant, ok = d.value()
+	case "targeting":
+		d.single = true
+		f.targeting, ok = d.value()
+		d.single = false
+	case "metadata":
+		f.metadata, ok = d.value()
+	case "key":
+		var key any
+		if key, ok = d.value(); fd.index >= 0 {
+			fd.key, _ = key.(string) // an entry of an array of flags
+		}
+	default:
+		_, ok = d.value()
+	}
+	return ok
+}
+
+// variants decodes a definition's "variants": an object into
+// f.variantMembers, anything else into f.variants.
+func (d *fastDecoder) variants(f *defFields) bool {
+	d.space()
+	f.variants, f.variantMembers = nil, nil
+	if d.pos >= len(d.data) || d.data[d.pos] != '{' {
+		var ok bool
+		f.variants, ok = d.value()
+		return ok
+	}
+	ok := d.each(func(name []byte) bool {
+		m := member{name: d.text(name).(string)}
+		var ok bool
+		m.val, ok = d.value()
+		d.members = append(d.members, m)
+		return ok
+	})
+	f.variantMembers = d.memberList()
+	return ok
 }
 
 // number checks the JSON number grammar and keeps the text as written.
 func (d *fastDecoder) number() (any, bool) {
-	start := d.pos
-	p := d.pos
-	if d.data[p] == '-' {
-		p++
-	}
+	start, p := d.pos, d.pos
 	digits := func() int {
 		n := 0
 		for p < len(d.data) && d.data[p] >= '0' && d.data[p] <= '9' {
@@ -286,18 +418,22 @@ func (d *fastDecoder) number() (any, bool) {
 		}
 		return n
 	}
-	if p >= len(d.data) {
-		return nil, false
+	fail := func(why string) (any, bool) {
+		d.pos = p
+		return nil, d.fail(why)
 	}
-	if d.data[p] == '0' {
+	if d.data[p] == '-' {
+		p++
+	}
+	if p < len(d.data) && d.data[p] == '0' {
 		p++
 	} else if digits() == 0 {
-		return nil, false
+		return fail("in numeric literal")
 	}
 	if p < len(d.data) && d.data[p] == '.' {
 		p++
 		if digits() == 0 {
-			return nil, false
+			return fail("after decimal point in numeric literal")
 		}
 	}
 	if p < len(d.data) && (d.data[p] == 'e' || d.data[p] == 'E') {
@@ -306,7 +442,7 @@ func (d *fastDecoder) number() (any, bool) {
 			p++
 		}
 		if digits() == 0 {
-			return nil, false
+			return fail("in exponent of numeric literal")
 		}
 	}
 	d.pos = p
@@ -314,12 +450,12 @@ func (d *fastDecoder) number() (any, bool) {
 	if len(b) > internMax {
 		return json.Number(b), true
 	}
-	if v, ok := d.nums[string(b)]; ok {
-		return v, true
+	slot := &d.interned[keyHash(1, string(b))&uint64(len(d.interned)-1)]
+	if n, ok := (*slot).(json.Number); ok && string(n) == string(b) {
+		return *slot, true
 	}
-	var v any = json.Number(b)
-	d.nums[string(b)] = v
-	return v, true
+	*slot = json.Number(b)
+	return *slot, true
 }
 
 // text is b as a string boxed in an interface, shared with earlier strings
@@ -328,20 +464,38 @@ func (d *fastDecoder) text(b []byte) any {
 	if len(b) > internMax {
 		return string(b)
 	}
-	if v, ok := d.intern[string(b)]; ok {
-		return v
+	slot := &d.interned[keyHash(0, string(b))&uint64(len(d.interned)-1)]
+	if s, ok := (*slot).(string); ok && s == string(b) {
+		return *slot
 	}
-	var v any = string(b)
-	if len(d.intern) < internCap {
-		d.intern[v.(string)] = v
-	}
-	return v
+	*slot = string(b)
+	return *slot
 }
 
-// plainStr reads a string at d.pos, the opening quote included, when it
-// has neither escapes nor bytes past ASCII, and returns its bytes, which
-// are the document's; plain is false, and d.pos unchanged, for any other
-// string.
+// memberList is a copy of d.members, from a chunk shared with other
+// lists: the variants of thousands of flags make that many lists.
+func (d *fastDecoder) memberList() []member {
+	n := len(d.members)
+	if n == 0 {
+		return []member{} // an empty object, not a missing one
+	}
+	if cap(d.memberChunk)-len(d.memberChunk) < n {
+		d.memberChunk = make([]member, 0, max(n, min(2*cap(d.memberChunk), memberChunk), 16))
+	}
+	start := len(d.memberChunk)
+	d.memberChunk = append(d.memberChunk, d.members...)
+	clear(d.members)
+	d.members = d.members[:0]
+	return d.memberChunk[start:len(d.memberChunk):len(d.memberChunk)]
+}
+
+// memberChunk is how many members memberList allocates at once, once a
+// document has had many.
+const memberChunk = 512
+
+// plainStr reads a string at d.pos, quotes included, when it has neither
+// escapes nor bytes past ASCII: its bytes are the document's. For any other
+// string plain is false, and d.pos unchanged.
 func (d *fastDecoder) plainStr() (b []byte, plain bool) {
 	start := d.pos + 1
 	for p := start; p < len(d.data); p++ {
@@ -359,70 +513,81 @@ func (d *fastDecoder) plainStr() (b []byte, plain bool) {
 // str reads a string at d.pos, the opening quote included; the string is
 // boxed in an interface.
 func (d *fastDecoder) str() (any, bool) {
-	if b, plain := d.plainStr(); plain {
-		return d.text(b), true
-	}
-	d.pos++ // '"'
-	start := d.pos
-	for p := start; p < len(d.data); p++ {
-		switch c := d.data[p]; {
-		case c == '"':
-			d.pos = p + 1
-			return d.unescape(d.data[start:p])
-		case c == '\\':
-			p++ // the escaped byte cannot end the string
-		case c < 0x20:
+	b, ok := d.plainStr()
+	if !ok {
+		if b, ok = d.escapedStr(); !ok {
 			return nil, false
 		}
 	}
-	return nil, false
+	return d.text(b), true
 }
 
-// unescape decodes a string's content that has escapes or non-ASCII bytes
-// as encoding/json does: invalid UTF-8 and lone surrogates become U+FFFD.
-func (d *fastDecoder) unescape(b []byte) (any, bool) {
+// escapedStr reads any string at d.pos, the opening quote included, and
+// returns its content unescaped.
+func (d *fastDecoder) escapedStr() ([]byte, bool) {
+	start := d.pos + 1
+	for d.pos = start; d.pos < len(d.data); d.pos++ {
+		switch c := d.data[d.pos]; {
+		case c == '"':
+			d.pos++
+			return unescape(d.data[start : d.pos-1]), true
+		case c == '\\':
+			if !d.escape() {
+				return nil, false
+			}
+		case c < 0x20:
+			return nil, d.fail("in string literal")
+		}
+	}
+	return nil, d.fail("in string literal")
+}
+
+// escape checks the escape whose backslash is at d.pos, and leaves d.pos
+// at its last byte.
+func (d *fastDecoder) escape() bool {
+	if d.pos++; d.pos >= len(d.data) {
+		return d.fail("in string escape code")
+	}
+	switch d.data[d.pos] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return true
+	case 'u':
+		for range 4 {
+			if d.pos++; d.pos >= len(d.data) || !isHex(d.data[d.pos]) {
+				return d.fail(`in \u hexadecimal character escape`)
+			}
+		}
+		return true
+	}
+	return d.fail("in string escape code")
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// unescape decodes a string's content, whose escapes are valid, as
+// encoding/json does: invalid UTF-8 and lone surrogates become U+FFFD.
+func unescape(b []byte) []byte {
 	out := make([]byte, 0, len(b))
 	for i := 0; i < len(b); {
-		c := b[i]
-		switch {
-		case c == '\\':
-			if i+1 >= len(b) {
-				return nil, false
-			}
-			switch e := b[i+1]; e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				r, ok := hex4(b[i+2:])
-				if !ok {
-					return nil, false
-				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if r2, ok := lowSurrogate(b[i:]); ok {
-						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-							i += 6
-							out = utf8.AppendRune(out, dec)
-							continue
-						}
+		switch c := b[i]; {
+		case c == '\\' && b[i+1] == 'u':
+			r := hex4(b[i+2:])
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if i+6 <= len(b) && b[i] == '\\' && b[i+1] == 'u' {
+					if dec := utf16.DecodeRune(r, hex4(b[i+2:])); dec != utf8.RuneError {
+						i += 6
+						out = utf8.AppendRune(out, dec)
+						continue
 					}
-					r = utf8.RuneError
 				}
-				out = utf8.AppendRune(out, r)
-				continue
-			default:
-				return nil, false
+				r = utf8.RuneError
 			}
+			out = utf8.AppendRune(out, r)
+		case c == '\\':
+			out = append(out, unescaped[b[i+1]])
 			i += 2
 		case c < utf8.RuneSelf:
 			out = append(out, c)
@@ -437,21 +602,14 @@ func (d *fastDecoder) unescape(b []byte) (any, bool) {
 			i += size
 		}
 	}
-	return d.text(out), true
+	return out
 }
 
-// lowSurrogate reads a \uXXXX escape at the start of b.
-func lowSurrogate(b []byte) (rune, bool) {
-	if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
-		return 0, false
-	}
-	return hex4(b[2:])
-}
+// unescaped is the byte that each one-byte escape stands for.
+var unescaped = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
+// hex4 reads the four hexadecimal digits at the start of b.
+func hex4(b []byte) rune {
 	var r rune
 	for _, c := range b[:4] {
 		switch {
@@ -459,12 +617,10 @@ func hex4(b []byte) (rune, bool) {
 			c -= '0'
 		case c >= 'a' && c <= 'f':
 			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
 		default:
-			return 0, false
+			c = c - 'A' + 10
 		}
 		r = r<<4 | rune(c)
 	}
-	return r, true
+	return r
 }

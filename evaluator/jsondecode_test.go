@@ -3,25 +3,73 @@ package evaluator
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // stdDecode is what the fast decoder must agree with: encoding/json with
-// UseNumber, one value and nothing after it.
-func stdDecode(data []byte) (any, bool) {
+// UseNumber, one value and nothing after it. For a document it refuses, msg
+// is its message and at the byte it stopped at.
+func stdDecode(data []byte) (v any, msg string, at int) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, false
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &se):
+			return nil, se.Error(), int(se.Offset) - 1
+		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+			return nil, "unexpected end of document", len(data) - 1
+		}
+		return nil, err.Error(), -1
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, false
+	end := int(dec.InputOffset())
+	end += len(data[end:]) - len(bytes.TrimLeft(data[end:], " \t\r\n"))
+	if end < len(data) {
+		return nil, "unexpected data after the top-level value", end
 	}
-	return v, true
+	return v, "", 0
+}
+
+// plainDecoded is what the fast decoder returned in encoding/json's form:
+// a *flagList as the object or array it was read from, each definition
+// as encoding/json reads the bytes kept of it (the last member of a key
+// wins), an *op1 as its map.
+func plainDecoded(x any) any {
+	switch t := x.(type) {
+	case *flagList:
+		if t.array {
+			a := make([]any, len(slices.Concat(t.chunks...)))
+			for i, d := range slices.Concat(t.chunks...) {
+				a[i], _, _ = stdDecode(d.span)
+			}
+			return a
+		}
+		m := make(map[string]any, len(slices.Concat(t.chunks...)))
+		for _, d := range slices.Concat(t.chunks...) {
+			m[d.key], _, _ = stdDecode(d.span)
+		}
+		return m
+	case *op1:
+		return map[string]any{t.key: plainDecoded(t.val)}
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, v := range t {
+			m[k] = plainDecoded(v)
+		}
+		return m
+	case []any:
+		a := make([]any, len(t))
+		for i, v := range t {
+			a[i] = plainDecoded(v)
+		}
+		return a
+	}
+	return x
 }
 
 var jsonValid = []string{
@@ -38,105 +86,145 @@ var jsonInvalid = []string{
 	``, ` `, `{`, `}`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[1,]`, `[1 2]`, `{a:1}`, `{'a':1}`, `01`, `-`, `1.`, `.5`, `1e`, `1e+`,
 	`+1`, `NaN`, `Infinity`, `tru`, `nul`, `"unterminated`, `"bad escape \x"`, `"\u12"`, `"\u12g4"`, "\"ctl\x01\"",
 	`{} {}`, `[1] x`, `{"a":1}}`, `//c
-{}`, `[1,,2]`,
+{}`, `[1,,2]`, `[-x]`, `[1.x]`, `[1ex]`, `[1e+x]`, `[01]`, `[trux]`, `[fals]`, `[nulL]`, `{"a" 1}`, `{"a":1 "b":2}`,
+	"[\"a\nb\"]", `["\q"]`, `["\u00"]`, "[1]\n\n ]", `{"a":[1}`, "[\xff]", `{"flags":{"a":1,}}`, `{"flags":[1 2]}`,
 }
 
-func TestDecodeFastAgreesWithEncodingJSON(t *testing.T) {
+func TestDecodeAgreesWithEncodingJSON(t *testing.T) {
 	for _, doc := range jsonValid {
-		got, _, ok := decodeFast([]byte(doc))
-		want, wantOK := stdDecode([]byte(doc))
-		if !wantOK {
+		if _, msg, _ := stdDecode([]byte(doc)); msg != "" {
 			t.Fatalf("test data: encoding/json rejects %q", doc)
 		}
-		if !ok || !reflect.DeepEqual(got, want) {
-			t.Errorf("%q: fast %#v (ok %v), encoding/json %#v", doc, got, ok, want)
-		}
+		checkDecode(t, []byte(doc))
 	}
 	for _, doc := range jsonInvalid {
-		if _, ok := stdDecode([]byte(doc)); ok {
+		if _, msg, _ := stdDecode([]byte(doc)); msg == "" {
 			t.Fatalf("test data: encoding/json accepts %q", doc)
 		}
-		if v, _, ok := decodeFast([]byte(doc)); ok {
-			t.Errorf("%q: fast decoder accepted it as %#v", doc, v)
-		}
+		checkDecode(t, []byte(doc))
 	}
 }
 
-func TestDecodeFastDepth(t *testing.T) {
+func TestDecodeDepth(t *testing.T) {
 	deep := func(n int) []byte { return []byte(strings.Repeat("[", n) + strings.Repeat("]", n)) }
 	for _, n := range []int{maxJSONDepth, maxJSONDepth + 1} {
-		_, _, ok := decodeFast(deep(n))
-		_, wantOK := stdDecode(deep(n))
-		if ok != wantOK {
-			t.Errorf("depth %d: fast ok=%v, encoding/json ok=%v", n, ok, wantOK)
+		_, _, err := decodeJSON(deep(n), nil)
+		_, msg, _ := stdDecode(deep(n))
+		if (err == nil) != (msg == "") {
+			t.Errorf("depth %d: fast error %v, encoding/json %q", n, err, msg)
 		}
+		checkDecode(t, deep(n))
 	}
 }
 
-func TestDecodeFastSeesRefs(t *testing.T) {
+func TestDecodeSeesRefs(t *testing.T) {
 	cases := map[string]bool{
 		`{"flags":{}}`: false,
-		`{"flags":{"f":{"targeting":{"if":[{"$ref":"x"},"a"]}}}}`: true,
-		`{"flags":{"f":{"variants":{"a":"$ref"}}}}`:               false,
+		`{"flags":{"f":{"targeting":{"if":[{"$ref":"x"},"a"]}}}}`:  true,
+		`{"flags":{"f":{"variants":{"a":"$ref"}}}}`:                false,
+		`{"flags":[{"key":"f","targeting":{"$ref":"x"}}]}`:         true,
+		`{"flags":{"f":{"targeting":{"if":[{"\u0024ref":"x"}]}}}}`: true,
 	}
 	for doc, want := range cases {
-		_, refs, ok := decodeFast([]byte(doc))
-		if !ok || refs != want {
-			t.Errorf("%s: refs %v ok %v, want refs %v", doc, refs, ok, want)
+		_, refs, err := decodeJSON([]byte(doc), nil)
+		if err != nil || refs != want {
+			t.Errorf("%s: refs %v (%v), want refs %v", doc, refs, err, want)
 		}
 	}
 }
 
 // Whatever the fast decoder accepts, encoding/json accepts as the same
-// value; what it refuses goes to encoding/json anyway.
+// value; what it refuses, encoding/json refuses with the same message at
+// the same place.
 func FuzzDecodeFast(f *testing.F) {
 	for _, s := range append(append([]string{}, jsonValid...), jsonInvalid...) {
 		f.Add([]byte(s))
 	}
-	for _, s := range wideDocs {
+	for _, s := range flagsDocs {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(checkDecodeFast)
+	f.Fuzz(checkDecode)
 }
 
-// checkDecodeFast checks the fast decoder, sequential and with a "flags"
-// object of any size decoded in parallel, against encoding/json.
-func checkDecodeFast(t *testing.T, data []byte) {
-	got, refs, ok := decodeFast(data)
-	wide, wideRefs, wideOK := decodeFastWide(data, 0, 3)
-	want, wantOK := stdDecode(data)
-	if ok {
-		if !wantOK {
-			t.Fatalf("fast decoder accepts %q, encoding/json does not", data)
+// checkDecode checks the fast decoder against encoding/json on data, and
+// the bytes it kept of each flag's definition against the definition.
+func checkDecode(t *testing.T, data []byte) {
+	got, _, err := decodeJSON(data, nil)
+	want, msg, at := stdDecode(data)
+	if err != nil {
+		if msg == "" {
+			t.Fatalf("fast decoder refuses %q (%v), encoding/json does not", data, err)
 		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%q: fast %#v, encoding/json %#v", data, got, want)
+		if strings.Contains(msg, "after top-level value") {
+			return // a top-level scalar, which no document is
 		}
+		if wantErr := syntaxErrorAt(data, at, msg); !reflect.DeepEqual(err, wantErr) {
+			t.Fatalf("%q: fast decoder says %v, encoding/json %v", data, err, wantErr)
+		}
+		return
 	}
-	if wideOK {
-		if !wantOK {
-			t.Fatalf("parallel decoding accepts %q, encoding/json does not", data)
-		}
-		if !reflect.DeepEqual(wide, want) {
-			t.Fatalf("%q: parallel %#v, encoding/json %#v", data, wide, want)
-		}
+	if msg != "" {
+		t.Fatalf("fast decoder accepts %q, encoding/json does not (%s)", data, msg)
 	}
-	if ok && wideOK && refs != wideRefs {
-		t.Fatalf("%q: $ref seen %v sequentially, %v in parallel", data, refs, wideRefs)
+	if plain := plainDecoded(got); !reflect.DeepEqual(plain, want) {
+		t.Fatalf("%q: fast %#v, encoding/json %#v", data, plain, want)
 	}
-	if ok != wideOK {
-		t.Fatalf("%q: accepted %v sequentially, %v in parallel", data, ok, wideOK)
+	top, _ := got.(map[string]any)
+	list, _ := top["flags"].(*flagList)
+	if list == nil {
+		return
+	}
+	for _, d := range slices.Concat(list.chunks...) {
+		def, msg, _ := stdDecode(d.span)
+		if msg != "" || !reflect.DeepEqual(fieldsAsDecoded(d), def) {
+			t.Fatalf("%q: the definition of %q is written %q, decoded %#v", data, d.key, d.span, fieldsAsDecoded(d))
+		}
 	}
 }
 
-// wideDocs are documents whose "flags" object is split into runs, with
-// what could mislead the split: braces, commas and quotes inside strings,
-// escaped keys, a $ref, a repeated key in different runs, members after
-// "flags", and malformed objects.
-var wideDocs = []string{
+// fieldsAsDecoded is a definition of a flagList as encoding/json would
+// decode it: from its fields, those of def's members that they keep.
+func fieldsAsDecoded(d flagDef) any {
+	if d.fields == nil {
+		return plainDecoded(d.raw)
+	}
+	f := d.fields
+	decoded, _, _ := stdDecode(d.span)
+	written, _ := decoded.(map[string]any)
+	out := map[string]any{}
+	if key, _ := written["key"].(string); d.index >= 0 && key != d.key {
+		return nil // an entry of an array of flags has the key it carries
+	}
+	for k, v := range map[string]any{"state": f.state, "defaultVariant": f.defaultVariant,
+		"targeting": f.targeting, "metadata": f.metadata, "variants": f.variants} {
+		if _, ok := written[k]; ok {
+			out[k] = plainDecoded(v)
+		}
+	}
+	if f.variantMembers != nil {
+		vs := map[string]any{}
+		for _, m := range f.variantMembers {
+			vs[m.name] = plainDecoded(m.val) // the last of a name wins
+		}
+		out["variants"] = vs
+	}
+	for k := range written {
+		if _, kept := out[k]; !kept {
+			out[k] = written[k] // not kept: taken as written
+		}
+	}
+	return plainDecoded(out)
+}
+
+// flagsDocs are documents whose "flags" is decoded as a *flagList, with
+// what could mislead the spans of its definitions: braces, commas and
+// quotes inside strings, escaped keys, a $ref, a repeated key, members
+// after "flags", and malformed objects.
+var flagsDocs = []string{
 	`{"flags": {"a": 1, "b": {"x": [1, 2, {"y": "}"}]}, "c\"d": ",", "e": "\\", "f": {"$ref": "r"}, "a": 2}, "metadata": {"k": 1}}`,
 	`{"flags": {}, "x": 1}`,
 	`{"flags": { "a" : { } , "b" : [ ] , "c" : "{[" , "d" : null }}`,
+	`{"flags": [ {"key": "a", "targeting": {"if": [{"var": "x"}, 1, 2]}} , 3 , "s" ]}`,
 	`{"flags": {"a": 1,}}`,
 	`{"flags": {"a": 1, "b": 2, "c": 3,}}`,
 	`{"flags": {"a": 1, "b": "2`,
@@ -147,23 +235,17 @@ var wideDocs = []string{
 	`{"flags": {]"a": 1}}`,
 	`{"flags": {"a": }, "b": 1}}`,
 	`{"flags": {"a": 1}, "flags": {"b": 2, "c": 3, "d": 4}}`,
+	`{"flags": 7}`,
+	`{"x": {"flags": {"a": {"targeting": {"var": "x"}}}}}`,
+	`{"flags": {"0123456789abcd\\": {"v": "x\"0123456789abcd\\\"", "w": 1}, "b": {"v": "0123456789abcdef\"}, \"c\": {"}}}`,
+	`{"flags": {"0123456789abcde\\": {"v": "0123456789abcdefghij\\\"k", "w": [1]}, "b": {"v": "0123456789abcdefghijklmnopq\\"}}}`,
+	`{"flags": {"a": {"v": "\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\"}\""}, "b": {"v": "012345678901234\\"}}}`,
 }
 
-func TestParallelDecoding(t *testing.T) {
-	for _, s := range wideDocs {
-		checkDecodeFast(t, []byte(s))
+func TestFlagsDecoded(t *testing.T) {
+	for _, s := range flagsDocs {
+		checkDecode(t, []byte(s))
 	}
-	// A document of thousands of flags, in every number of runs.
-	doc := bigDocument(3000, "object")
-	want, _ := stdDecode(doc)
-	open := bytes.Index(doc, []byte(`"flags": {`)) + len(`"flags": `)
-	if splits, _, ok := splitMembers(doc, open, 3); !ok || len(splits) != 3 {
-		t.Fatalf("the flags are split into %d runs (%v), want 3", len(splits), ok)
-	}
-	for workers := 2; workers <= 5; workers++ {
-		got, refs, ok := decodeFastWide(doc, 0, workers)
-		if !ok || !refs || !reflect.DeepEqual(got, want) {
-			t.Fatalf("%d runs: ok %v, $ref seen %v, same value %v", workers, ok, refs, reflect.DeepEqual(got, want))
-		}
-	}
+	checkDecode(t, bigDocument(3000, "object"))
+	checkDecode(t, bigDocument(3000, "array"))
 }

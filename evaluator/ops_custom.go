@@ -133,11 +133,9 @@ func semverOf(list []value, isList bool, pre *semverArgs) value {
 	return boolVal(op.holds(&left, &right))
 }
 
-// fracSpec is what is known about a fractional at load. When every weight
-// is written as a constant, the weights are validated and summed once and
-// evaluation only computes the hash, and the variants that are expressions
-// ({"var": "color"}, {"if": …}) are evaluated into a buffer on the stack
-// rather than into a new array for every bucket.
+// fracSpec is what is known about a fractional at load: when every weight
+// is a constant, they are validated and summed once, and the variants that
+// are expressions are evaluated into a buffer on the stack.
 type fracSpec struct {
 	by        *node             // the bucketing expression, if the rule has one
 	table     *fractional.Table // nil when every weight is zero: always null
@@ -330,10 +328,8 @@ func (e *env) pickBucket(spec *fracSpec, by value) int {
 	return spec.table.Pick(e.fs.version, h)
 }
 
-// tracePick is pickBucket's choice in an evaluation that is recorded: the
-// same choice, made with Choose so that the tracer is handed the numbers
-// that made it. The variants that are expressions were evaluated, and
-// recorded, before.
+// tracePick is pickBucket's choice in an evaluation that is recorded, made
+// with Choose so that the tracer is handed the numbers that made it.
 func (e *env) tracePick(spec *fracSpec, by value, h uint32, ok bool) int {
 	variants := make([]any, len(spec.variants))
 	for i, x := range spec.exprs {

@@ -131,7 +131,7 @@ func TestChangesFromPrevious(t *testing.T) {
 
 // A definition that is not JSON makes the document's error the one
 // encoding/json reports, wherever the definition is.
-func TestLazyDefinitionNotJSON(t *testing.T) {
+func TestDefinitionNotJSON(t *testing.T) {
 	for _, doc := range []string{
 		`{"flags": {"a": {"state": tru}}}`,
 		`{"flags": {"a": {"state": "ENABLED",}}}`,
@@ -145,67 +145,8 @@ func TestLazyDefinitionNotJSON(t *testing.T) {
 	}
 }
 
-// A definition read member by member (compileSpan) compiles as one decoded
-// into a map first: same fingerprints, problems and answers, whatever its
-// shape.
-func TestSpanReadAsDecoded(t *testing.T) {
-	docs := []string{
-		string(flaggen.Generate(300, 0)),
-		`{"metadata": {"team": "a", "v": 2}, "flags": {
-		  "m": {"state": "ENABLED", "variants": {"on": 1, "off": 2.5}, "defaultVariant": "on", "metadata": {"x": true, "y": [1]}},
-		  "dup": {"state": "DISABLED", "state": "ENABLED", "variants": {"a": "x", "a": "y", "b": "z"}, "defaultVariant": "a"},
-		  "twice": {"variants": {"a": 1}, "variants": {"b": "s"}, "state": "ENABLED", "defaultVariant": "b"},
-		  "novar": {"state": "ENABLED", "variants": [1, 2], "defaultVariant": "a"},
-		  "empty": {"state": "ENABLED", "variants": {}, "defaultVariant": ""},
-		  "obj": {"state": "ENABLED", "variants": {"o": {"k": [1, {"n": null}]}, "p": [true]}, "defaultVariant": "o", "extra": {"ignored": 1}},
-		  "mixed": {"state": "weird", "variants": {"a": 1, "b": "s"}, "defaultVariant": "a"},
-		  "esc\u00e9\"q": {"state": "ENABLED", "variants": {"\u00e9": true, "n": false}, "defaultVariant": "\u00e9",
-		    "targeting": {"if": [{"==": [{"var": "x"}, "\u00e9"]}, "n", null]}},
-		  "notobj": 7,
-		  "nul": null,
-		  "big": {"state": "ENABLED", "variants": {"a": 12345678901234567890}, "defaultVariant": "a"},
-		  "dup": {"state": "ENABLED", "variants": {"a": "last"}, "defaultVariant": "a"}}}`,
-		// Escapes on either side of where the scan of a string stops
-		// reading byte by byte (shortString).
-		`{"flags": {"a": {"state": "ENABLED", "variants": {"0123456789abcd\\": "x\"0123456789abcd\\\"",
-		  "0123456789abcde\\": "0123456789abcdef\"", "0123456789abcdefghij\\\"k": "0123456789abcdefghijklmnopq\\"},
-		  "defaultVariant": "0123456789abcde\\"}, "0123456789abcde\\": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"}}}`,
-	}
-	for i, doc := range docs {
-		lazy, err := Load([]byte(doc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		top, mayRef, err := decodeDocumentRefs([]byte(doc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		l := loader{cfg: config{version: lazy.version, clock: lazy.clock}, noRefs: !mayRef}
-		decoded, err := l.load(top)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fmt.Sprint(lazy.Keys()) != fmt.Sprint(decoded.Keys()) {
-			t.Fatalf("doc %d: keys %q, decoded %q", i, lazy.Keys(), decoded.Keys())
-		}
-		if fmt.Sprint(lazy.Problems()) != fmt.Sprint(decoded.Problems()) {
-			t.Errorf("doc %d: problems\n%v\ndecoded\n%v", i, lazy.Problems(), decoded.Problems())
-		}
-		for _, key := range lazy.Keys() {
-			if lazy.flag(key).fingerprint != decoded.flag(key).fingerprint {
-				t.Errorf("doc %d: %q has another fingerprint", i, key)
-			}
-			ctx := map[string]any{"x": "\u00e9", "targetingKey": "k", "attr_3": "value-3"}
-			a, b := lazy.ResolveObject(key, "d", ctx), decoded.ResolveObject(key, "d", ctx)
-			if fmt.Sprint(a) != fmt.Sprint(b) {
-				t.Errorf("doc %d: %q answers %v, decoded %v", i, key, a, b)
-			}
-		}
-	}
-}
-
 // A rule decoded with its operations as *op1, as Load decodes the rules of
-// a document without a $ref, compiles to what the rule decoded into maps
+// JSON documents, compiles to what the rule decoded into maps
 // does: the same problems, the same fingerprint and the same answers, on
 // the differential tests' generated rules and seeds.
 func TestOp1RulesAsMaps(t *testing.T) {
@@ -225,8 +166,8 @@ func TestOp1RulesAsMaps(t *testing.T) {
 	}
 	set := ruleSet(fractional.V2)
 	for _, text := range texts {
-		d := fastDecoder{intern: map[string]any{}, nums: map[string]any{}, single: true}
-		asOp1, ok := d.decodeSpan([]byte(text))
+		d := fastDecoder{data: []byte(text), interned: newInterned(0), single: true}
+		asOp1, ok := d.value()
 		if !ok {
 			continue
 		}
@@ -250,35 +191,6 @@ func TestOp1RulesAsMaps(t *testing.T) {
 			v2, e2 := runRule(set, n2, "f", ctx)
 			if fmt.Sprint(v1, e1) != fmt.Sprint(v2, e2) {
 				t.Fatalf("%s with %v: %v %v, as maps %v %v", text, ctx, v1, e1, v2, e2)
-			}
-		}
-	}
-}
-
-// TestLazyScanOfEscapes checks the spans that the scan of a "flags"
-// object finds in strings with escapes around shortString, which a wrong
-// scan could end early or late: each span is the definition as written.
-func TestLazyScanOfEscapes(t *testing.T) {
-	for _, doc := range []string{
-		`{"flags": {"0123456789abcd\\": {"v": "x\"0123456789abcd\\\"", "w": 1}, "b": {"v": "0123456789abcdef\"}, \"c\": {"}}}`,
-		`{"flags": {"0123456789abcde\\": {"v": "0123456789abcdefghij\\\"k", "w": [1]}, "b": {"v": "0123456789abcdefghijklmnopq\\"}}}`,
-		`{"flags": {"a": {"v": "\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\"}\""}, "b": {"v": "012345678901234\\"}}}`,
-	} {
-		raw, _, ok := decodeFastLazy([]byte(doc), 0)
-		if !ok {
-			t.Fatalf("%s: not scanned", doc)
-		}
-		var want struct{ Flags map[string]json.RawMessage }
-		if err := json.Unmarshal([]byte(doc), &want); err != nil {
-			t.Fatal(err)
-		}
-		defs := raw.(map[string]any)["flags"].(lazyFlags).defs
-		if len(defs) != len(want.Flags) {
-			t.Fatalf("%s: %d definitions, want %d", doc, len(defs), len(want.Flags))
-		}
-		for _, d := range defs {
-			if string(d.span) != string(want.Flags[d.key]) {
-				t.Errorf("%s: %q is %s, want %s", doc, d.key, d.span, want.Flags[d.key])
 			}
 		}
 	}

@@ -31,18 +31,10 @@ const (
 	kReduce
 )
 
-// value is one JSON value during evaluation. It is a plain struct passed by
-// value so that evaluating numbers and booleans never boxes them into
-// interfaces (which would allocate). Containers keep whatever Go value
-// they came from (a caller's []string stays a []string) and are read through
-// arrLen/arrAt/objGet.
-//
-// value has four fields, the most a struct may have for the compiler to
-// keep it in registers: with a fifth, every value returned from a call was
-// stored to memory a field at a time and copied in wider moves, which stall
-// the processor. The integer zero that the reference engine returns from
-// "-" and "/" without arguments is therefore marked by ref (see goInt)
-// rather than by a field of its own.
+// value is one JSON value during evaluation, a plain struct so that numbers
+// and booleans are never boxed. Containers keep the Go value they came from
+// and are read through arrLen/arrAt/objGet. Four fields are the most the
+// compiler keeps in registers, hence goInt marked by ref.
 type value struct {
 	k kind
 	b bool
@@ -258,11 +250,9 @@ func float32AsJSON(f float32) float64 {
 }
 
 // normalizeSlow turns any other Go value (structs, pointers, time.Time,
-// named types, maps with non-string keys…) into the plain JSON form that
-// flagd's engine would have seen. Values encoding/json cannot encode become
-// null. Slices and maps with string keys keep their elements as they are,
-// and numbers read back from JSON are json.Number, so that typed hashing
-// still sees every number exactly.
+// named types…) into the plain JSON form flagd's engine would have seen,
+// null when encoding/json cannot encode it; numbers stay json.Number, for
+// typed hashing.
 func normalizeSlow(x any) any {
 	switch x.(type) {
 	case json.Marshaler, encoding.TextMarshaler:
@@ -498,11 +488,9 @@ func truthySlow(v value) bool {
 	return false
 }
 
-// parseFloat is strconv.ParseFloat(s, 64) for text that may well not be a
-// number, as context values and path segments often are not: when the
-// first character rules a number out, it answers as strconv would (0, not
-// ok) without building strconv's error, which allocates twice. f is
-// strconv's value in every case, ±Inf for a number out of range.
+// parseFloat is strconv.ParseFloat(s, 64), ±Inf out of range, for text
+// that is often not a number: when the first character rules a number out,
+// it answers without building strconv's error, which allocates.
 func parseFloat(s string) (f float64, ok bool) {
 	t := s
 	if len(t) > 0 && (t[0] == '+' || t[0] == '-') {
