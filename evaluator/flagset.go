@@ -19,7 +19,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe" // FlagSet.regions
 
 	"github.com/flagsnap/flagsnap/fractional"
 )
