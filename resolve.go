@@ -12,54 +12,69 @@ import (
 )
 
 // BooleanEvaluation resolves a boolean flag.
-func (p *Provider) BooleanEvaluation(_ context.Context, flag string, def bool, flatCtx openfeature.FlattenedContext) openfeature.BoolResolutionDetail {
+func (p *Provider) BooleanEvaluation(_ context.Context, flag string, def bool, flatCtx openfeature.FlattenedContext) (d openfeature.BoolResolutionDetail) {
 	in := p.snap.Load()
 	if in == nil {
-		return openfeature.BoolResolutionDetail{Value: def, ProviderResolutionDetail: notReady}
+		d.Value, d.ProviderResolutionDetail = def, notReady
+		return d
 	}
-	v, e := in.set.Evaluate(flag, flatCtx).Bool(def)
-	return openfeature.BoolResolutionDetail{Value: v, ProviderResolutionDetail: in.detail(flag, e)}
+	e := in.set.Evaluate(flag, flatCtx)
+	d.Value = e.Bool(def)
+	in.describe(&d.ProviderResolutionDetail, flag, &e)
+	return d
 }
 
 // StringEvaluation resolves a string flag.
-func (p *Provider) StringEvaluation(_ context.Context, flag string, def string, flatCtx openfeature.FlattenedContext) openfeature.StringResolutionDetail {
+func (p *Provider) StringEvaluation(_ context.Context, flag string, def string, flatCtx openfeature.FlattenedContext) (d openfeature.StringResolutionDetail) {
 	in := p.snap.Load()
 	if in == nil {
-		return openfeature.StringResolutionDetail{Value: def, ProviderResolutionDetail: notReady}
+		d.Value, d.ProviderResolutionDetail = def, notReady
+		return d
 	}
-	v, e := in.set.Evaluate(flag, flatCtx).String(def)
-	return openfeature.StringResolutionDetail{Value: v, ProviderResolutionDetail: in.detail(flag, e)}
+	e := in.set.Evaluate(flag, flatCtx)
+	d.Value = e.String(def)
+	in.describe(&d.ProviderResolutionDetail, flag, &e)
+	return d
 }
 
 // IntEvaluation resolves an integer flag. A variant converts only when it
 // is a whole number within int64: 10.0 is 10, 3.14 is TYPE_MISMATCH.
-func (p *Provider) IntEvaluation(_ context.Context, flag string, def int64, flatCtx openfeature.FlattenedContext) openfeature.IntResolutionDetail {
+func (p *Provider) IntEvaluation(_ context.Context, flag string, def int64, flatCtx openfeature.FlattenedContext) (d openfeature.IntResolutionDetail) {
 	in := p.snap.Load()
 	if in == nil {
-		return openfeature.IntResolutionDetail{Value: def, ProviderResolutionDetail: notReady}
+		d.Value, d.ProviderResolutionDetail = def, notReady
+		return d
 	}
-	v, e := in.set.Evaluate(flag, flatCtx).Int(def)
-	return openfeature.IntResolutionDetail{Value: v, ProviderResolutionDetail: in.detail(flag, e)}
+	e := in.set.Evaluate(flag, flatCtx)
+	d.Value = e.Int(def)
+	in.describe(&d.ProviderResolutionDetail, flag, &e)
+	return d
 }
 
 // FloatEvaluation resolves a number flag.
-func (p *Provider) FloatEvaluation(_ context.Context, flag string, def float64, flatCtx openfeature.FlattenedContext) openfeature.FloatResolutionDetail {
+func (p *Provider) FloatEvaluation(_ context.Context, flag string, def float64, flatCtx openfeature.FlattenedContext) (d openfeature.FloatResolutionDetail) {
 	in := p.snap.Load()
 	if in == nil {
-		return openfeature.FloatResolutionDetail{Value: def, ProviderResolutionDetail: notReady}
+		d.Value, d.ProviderResolutionDetail = def, notReady
+		return d
 	}
-	v, e := in.set.Evaluate(flag, flatCtx).Float(def)
-	return openfeature.FloatResolutionDetail{Value: v, ProviderResolutionDetail: in.detail(flag, e)}
+	e := in.set.Evaluate(flag, flatCtx)
+	d.Value = e.Float(def)
+	in.describe(&d.ProviderResolutionDetail, flag, &e)
+	return d
 }
 
 // ObjectEvaluation resolves an object flag: map[string]any or []any.
-func (p *Provider) ObjectEvaluation(_ context.Context, flag string, def any, flatCtx openfeature.FlattenedContext) openfeature.InterfaceResolutionDetail {
+func (p *Provider) ObjectEvaluation(_ context.Context, flag string, def any, flatCtx openfeature.FlattenedContext) (d openfeature.InterfaceResolutionDetail) {
 	in := p.snap.Load()
 	if in == nil {
-		return openfeature.InterfaceResolutionDetail{Value: def, ProviderResolutionDetail: notReady}
+		d.Value, d.ProviderResolutionDetail = def, notReady
+		return d
 	}
-	v, e := in.set.Evaluate(flag, flatCtx).Object(def)
-	return openfeature.InterfaceResolutionDetail{Value: v, ProviderResolutionDetail: in.detail(flag, e)}
+	e := in.set.Evaluate(flag, flatCtx)
+	d.Value = e.Object(def)
+	in.describe(&d.ProviderResolutionDetail, flag, &e)
+	return d
 }
 
 var notReady = openfeature.ProviderResolutionDetail{
@@ -67,18 +82,23 @@ var notReady = openfeature.ProviderResolutionDetail{
 	Reason:          openfeature.ErrorReason,
 }
 
-// detail counts the evaluation e of flag and says it as OpenFeature does.
-// It is the one place where evaluations are counted and evaluator errors
-// become resolution errors.
-func (in *inForce) detail(flag string, e evaluator.Evaluation) openfeature.ProviderResolutionDetail {
+// describe counts the evaluation e of flag and writes it in d as
+// OpenFeature says it. It is the one place where evaluations are counted
+// and evaluator errors become resolution errors. The detail is written
+// where the caller returns it from: built elsewhere and copied, it costs
+// more than the rest of a static flag's answer.
+func (in *inForce) describe(d *openfeature.ProviderResolutionDetail, flag string, e *evaluator.Evaluation) {
 	if in.counts != nil {
 		count(in.counts, flag, e)
 	}
-	d := openfeature.ProviderResolutionDetail{Reason: reasons[e.Reason&7], Variant: e.Variant(), FlagMetadata: e.Metadata}
-	if e.Err != nil {
-		d.ResolutionError = resolutionError(e.Err)
+	d.Reason, d.Variant, d.FlagMetadata = reasons[e.Reason()&7], e.Variant(), e.Metadata()
+	switch err := e.Err(); {
+	case err == nil:
+	case err == evaluator.ErrFlagNotFound:
+		d.ResolutionError = flagNotFound
+	default:
+		d.ResolutionError = resolutionError(err)
 	}
-	return d
 }
 
 // reasons spells the evaluator's reasons; its size, a power of two, lets

@@ -85,16 +85,16 @@ func (p *Provider) tickUsage(ctx context.Context) {
 }
 
 // count counts the evaluation e of key in the table of its flag set.
-func count(t *usage.Table, key string, e evaluator.Evaluation) {
-	switch {
-	case e.Index < 0:
+func count(t *usage.Table, key string, e *evaluator.Evaluation) {
+	switch i := e.Index(); {
+	case i < 0:
 		t.Missing(key)
-	case e.Err != nil:
-		t.Failed(e.Index)
+	case e.Err() != nil:
+		t.Failed(i)
 	case e.VariantIndex() >= 0:
-		t.Served(e.Index, e.VariantIndex())
+		t.Served(i, e.VariantIndex())
 	default:
-		t.Unserved(e.Index)
+		t.Unserved(i)
 	}
 }
 

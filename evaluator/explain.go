@@ -118,9 +118,9 @@ func (s *FlagSet) Explain(key string, ctx map[string]any) (Explanation, error) {
 		return x, err
 	}
 	var t tracer
-	o := s.evaluateFlag(f, ctx, &t)
-	x.Reason, x.Err, x.Metadata = o.Reason, o.Err, o.Metadata
-	if v := o.served(); v != nil {
+	o := s.evaluateFlag(f, -1, ctx, &t)
+	x.Reason, x.Err, x.Metadata = o.Reason(), o.Err(), o.Metadata()
+	if v := o.value(); v != nil {
 		x.Variant, x.Value = v.name, variantValue(v)
 	}
 	if t.root != nil {

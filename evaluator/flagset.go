@@ -28,6 +28,7 @@ import (
 type FlagSet struct {
 	index    flagIndex // the flags, by key
 	metadata map[string]any
+	absent   *flag // what evaluating a key the set does not define answers from
 	problems []FlagProblem
 	version  fractional.Version
 	clock    func() time.Time
@@ -359,6 +360,7 @@ func (l *loader) finish(set *FlagSet, top map[string]any, defs flagDefs) *FlagSe
 		index, _ = indexFlags(flagsOf(defs))
 	}
 	set.index = index
+	set.absent = &flag{defaultIdx: -1, metadata: set.metadata}
 	setMeta := canonicalAppend(nil, set.metadata)
 	for def := range defs.all() {
 		if def.problem != nil {

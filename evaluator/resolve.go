@@ -42,38 +42,61 @@ func (r Reason) String() string {
 }
 
 // Evaluation is what evaluating a flag answered, before its value is read
-// as a type: the variant served (if any), why, the flag's metadata and the
-// flag's index in its set, which stays the same for the set's life.
-// Metadata is shared with the flag set and must not be modified.
+// as a type: the variant served (if any), why, the error, the flag's
+// metadata and the flag's index in its set, which stays the same for the
+// set's life. It is kept to 32 bytes of at most four fields, which the
+// compiler passes in registers rather than copying through memory.
 type Evaluation struct {
-	flag     *flag
-	Err      *Error
-	Metadata map[string]any
-	// Index is the flag's index in its set (see FlagSet.Slots), -1 when
-	// the set has no such flag.
-	Index   int
+	flag *flag // the set's absent flag for a key it does not define
+	err  *Error
+	at   served
+}
+
+// served says where an evaluation landed.
+type served struct {
+	index   int32 // the flag's, in its set; -1 when there is none
 	variant int32 // in flag.vals; -1 for none
-	Reason  Reason
+	reason  Reason
+}
+
+// Index is the flag's index in its set (see FlagSet.Slots), -1 when the
+// set has no such flag.
+func (e *Evaluation) Index() int { return int(e.at.index) }
+
+// Reason says how the value was chosen.
+func (e *Evaluation) Reason() Reason { return e.at.reason }
+
+// Err is why the evaluation failed, nil when it did not.
+func (e *Evaluation) Err() *Error { return e.err }
+
+// Metadata is the flag's metadata over the flag set's, or the flag set's
+// for a missing key. It is shared with the flag set and must not be
+// modified.
+func (e *Evaluation) Metadata() map[string]any {
+	if e.flag == nil {
+		return nil
+	}
+	return e.flag.metadata
 }
 
 // Variant is the name of the variant served, "" when none was.
-func (e Evaluation) Variant() string {
-	if e.variant < 0 {
+func (e *Evaluation) Variant() string {
+	if e.at.variant < 0 {
 		return ""
 	}
-	return e.flag.vals[e.variant].name
+	return e.flag.vals[e.at.variant].name
 }
 
 // VariantIndex is the index of the variant served among the flag's
 // variants (see FlagSet.VariantName), -1 when none was.
-func (e Evaluation) VariantIndex() int { return int(e.variant) }
+func (e *Evaluation) VariantIndex() int { return int(e.at.variant) }
 
-// served is the variant the evaluation served without an error, or nil.
-func (e Evaluation) served() *variant {
-	if e.variant < 0 || e.Err != nil {
+// value is the variant the evaluation served without an error, or nil.
+func (e *Evaluation) value() *variant {
+	if e.at.variant < 0 || e.err != nil {
 		return nil
 	}
-	return &e.flag.vals[e.variant]
+	return &e.flag.vals[e.at.variant]
 }
 
 // Evaluate evaluates the flag key for the evaluation context ctx (the
@@ -82,15 +105,13 @@ func (e Evaluation) served() *variant {
 func (s *FlagSet) Evaluate(key string, ctx map[string]any) Evaluation {
 	f, i := s.index.lookup(key)
 	if f == nil {
-		return Evaluation{Reason: ReasonError, Err: ErrFlagNotFound, Metadata: s.metadata, Index: -1, variant: -1}
+		return Evaluation{flag: s.absent, err: ErrFlagNotFound, at: served{index: -1, variant: -1, reason: ReasonError}}
 	}
-	e := s.evaluateFlag(f, ctx, nil)
-	e.Index = i
-	return e
+	return s.evaluateFlag(f, i, ctx, nil)
 }
 
 func (f *flag) answer(variant int32, reason Reason) Evaluation {
-	return Evaluation{flag: f, variant: variant, Reason: reason, Metadata: f.metadata}
+	return Evaluation{flag: f, at: served{index: -1, variant: variant, reason: reason}}
 }
 
 func (f *flag) defaultAnswer(reason Reason) Evaluation {
@@ -100,16 +121,26 @@ func (f *flag) defaultAnswer(reason Reason) Evaluation {
 	return f.answer(f.defaultIdx, reason)
 }
 
-// evaluateFlag evaluates f; t records the evaluation for Explain.
-func (s *FlagSet) evaluateFlag(f *flag, ctx map[string]any, t *tracer) Evaluation {
+// evaluateFlag evaluates f, which is at index i of s; t records the
+// evaluation for Explain.
+func (s *FlagSet) evaluateFlag(f *flag, i int, ctx map[string]any, t *tracer) Evaluation {
 	switch {
 	case f.fixed != nil:
-		return f.answer(f.defaultIdx, ReasonStatic)
+		return Evaluation{flag: f, at: served{index: int32(i), variant: f.defaultIdx, reason: ReasonStatic}}
 	case f.disabled:
-		return f.answer(-1, ReasonDisabled)
+		return Evaluation{flag: f, at: served{index: int32(i), variant: -1, reason: ReasonDisabled}}
 	case f.broken != nil:
-		return Evaluation{flag: f, variant: -1, Reason: ReasonError, Err: f.broken, Metadata: f.metadata}
-	case f.rule == nil:
+		return Evaluation{flag: f, err: f.broken, at: served{index: int32(i), variant: -1, reason: ReasonError}}
+	}
+	e := s.evaluateRule(f, ctx, t)
+	e.at.index = int32(i)
+	return e
+}
+
+// evaluateRule evaluates f's rule, or answers its default variant when it
+// has none.
+func (s *FlagSet) evaluateRule(f *flag, ctx map[string]any, t *tracer) Evaluation {
+	if f.rule == nil {
 		return f.defaultAnswer(ReasonStatic)
 	}
 	var e env
@@ -175,7 +206,7 @@ func (f *flag) variant(name string) int32 {
 }
 
 func (f *flag) fail(code ErrorCode, msg string, cause error) Evaluation {
-	return Evaluation{flag: f, variant: -1, Reason: ReasonError, Err: &Error{Code: code, Flag: f.key, Msg: msg, Err: cause}, Metadata: f.metadata}
+	return Evaluation{flag: f, err: &Error{Code: code, Flag: f.key, Msg: msg, Err: cause}, at: served{index: -1, variant: -1, reason: ReasonError}}
 }
 
 // variantName spells a number the way flagd's JSON encoding of the rule's
@@ -210,67 +241,78 @@ type Resolution[T any] struct {
 	Metadata map[string]any
 }
 
-func resolution[T any](v T, e Evaluation) Resolution[T] {
-	return Resolution[T]{Value: v, Variant: e.Variant(), Reason: e.Reason, Err: e.Err, Metadata: e.Metadata}
+func resolution[T any](v T, e *Evaluation) Resolution[T] {
+	return Resolution[T]{Value: v, Variant: e.Variant(), Reason: e.at.reason, Err: e.err, Metadata: e.Metadata()}
 }
 
-// Bool reads the evaluation as a boolean flag: the variant's value, or def
-// with the evaluation turned into a TYPE_MISMATCH when the variant is not
-// a boolean.
-func (e Evaluation) Bool(def bool) (bool, Evaluation) {
-	if v := e.served(); v != nil && v.k == kBool {
-		return v.b, e
+// Bool reads the evaluation as a boolean flag: the variant's value, or def.
+// When the variant served is not a boolean, e becomes a TYPE_MISMATCH.
+// The readers work on e in place: an evaluation copied from call to call
+// costs more than the rest of a static flag's answer.
+func (e *Evaluation) Bool(def bool) bool {
+	if v := e.value(); v != nil && v.k == kBool {
+		return v.b
 	}
-	return def, e.mismatch("a boolean")
+	if e.at.variant >= 0 && e.err == nil {
+		e.mismatch("a boolean")
+	}
+	return def
 }
 
 // String reads the evaluation as a string flag, as Bool does.
-func (e Evaluation) String(def string) (string, Evaluation) {
-	if v := e.served(); v != nil && v.k == kStr {
-		return v.s, e
+func (e *Evaluation) String(def string) string {
+	if v := e.value(); v != nil && v.k == kStr {
+		return v.s
 	}
-	return def, e.mismatch("a string")
+	if e.at.variant >= 0 && e.err == nil {
+		e.mismatch("a string")
+	}
+	return def
 }
 
 // Int reads the evaluation as an integer flag, as Bool does. A number
 // converts only when it is whole and within int64: 10.0 is 10, 3.14 is a
 // TYPE_MISMATCH.
-func (e Evaluation) Int(def int64) (int64, Evaluation) {
-	if v := e.served(); v != nil && v.k == kNum && v.intOK {
-		return int64(v.f), e
+func (e *Evaluation) Int(def int64) int64 {
+	if v := e.value(); v != nil && v.k == kNum && v.intOK {
+		return int64(v.f)
 	}
-	return def, e.mismatch("an integer")
+	if e.at.variant >= 0 && e.err == nil {
+		e.mismatch("an integer")
+	}
+	return def
 }
 
 // Float reads the evaluation as a number flag, as Bool does; integers
 // widen to float64.
-func (e Evaluation) Float(def float64) (float64, Evaluation) {
-	if v := e.served(); v != nil && v.k == kNum {
-		return v.f, e
+func (e *Evaluation) Float(def float64) float64 {
+	if v := e.value(); v != nil && v.k == kNum {
+		return v.f
 	}
-	return def, e.mismatch("a number")
+	if e.at.variant >= 0 && e.err == nil {
+		e.mismatch("a number")
+	}
+	return def
 }
 
 // Object reads the evaluation as an object flag, as Bool does: a copy of
 // the variant's map[string]any or []any, which the caller may change.
-func (e Evaluation) Object(def any) (any, Evaluation) {
-	if v := e.served(); v != nil && v.k == kObj {
-		return deepCopy(v.obj), e
+func (e *Evaluation) Object(def any) any {
+	if v := e.value(); v != nil && v.k == kObj {
+		return deepCopy(v.obj)
 	}
-	return def, e.mismatch("an object")
+	if e.at.variant >= 0 && e.err == nil {
+		e.mismatch("an object")
+	}
+	return def
 }
 
-// mismatch is e read as a type its variant is not of: a TYPE_MISMATCH
-// that still names the variant. An evaluation that served no variant, or
-// failed, stays as it is.
-func (e Evaluation) mismatch(want string) Evaluation {
-	if e.variant < 0 || e.Err != nil {
-		return e
-	}
-	v := &e.flag.vals[e.variant]
-	e.Reason = ReasonError
-	e.Err = &Error{Code: CodeTypeMismatch, Flag: e.flag.key, Msg: "variant " + strconv.Quote(v.name) + " is " + describe(v) + ", not " + want}
-	return e
+// mismatch makes e, which served a variant of a type other than want, a
+// TYPE_MISMATCH that still names the variant.
+func (e *Evaluation) mismatch(want string) {
+	v := &e.flag.vals[e.at.variant]
+	e.at.reason = ReasonError
+	e.err = &Error{Code: CodeTypeMismatch, Flag: e.flag.key, Msg: "variant " + strconv.Quote(v.name) + " is " + describe(v) + ", not " + want}
 }
 
 func describe(v *variant) string {
@@ -287,27 +329,32 @@ func describe(v *variant) string {
 
 // ResolveBool resolves a boolean flag for the evaluation context ctx.
 func (s *FlagSet) ResolveBool(key string, def bool, ctx map[string]any) Resolution[bool] {
-	return resolution(s.Evaluate(key, ctx).Bool(def))
+	e := s.Evaluate(key, ctx)
+	return resolution(e.Bool(def), &e)
 }
 
 // ResolveString resolves a string flag.
 func (s *FlagSet) ResolveString(key string, def string, ctx map[string]any) Resolution[string] {
-	return resolution(s.Evaluate(key, ctx).String(def))
+	e := s.Evaluate(key, ctx)
+	return resolution(e.String(def), &e)
 }
 
 // ResolveInt resolves an integer flag (see Evaluation.Int).
 func (s *FlagSet) ResolveInt(key string, def int64, ctx map[string]any) Resolution[int64] {
-	return resolution(s.Evaluate(key, ctx).Int(def))
+	e := s.Evaluate(key, ctx)
+	return resolution(e.Int(def), &e)
 }
 
 // ResolveFloat resolves a number flag; integers widen to float64.
 func (s *FlagSet) ResolveFloat(key string, def float64, ctx map[string]any) Resolution[float64] {
-	return resolution(s.Evaluate(key, ctx).Float(def))
+	e := s.Evaluate(key, ctx)
+	return resolution(e.Float(def), &e)
 }
 
 // ResolveObject resolves an object flag (see Evaluation.Object).
 func (s *FlagSet) ResolveObject(key string, def any, ctx map[string]any) Resolution[any] {
-	return resolution(s.Evaluate(key, ctx).Object(def))
+	e := s.Evaluate(key, ctx)
+	return resolution(e.Object(def), &e)
 }
 
 // deepCopy copies a variant's object or array, which is in plain JSON form,
