@@ -42,13 +42,25 @@ func (s *FlagSet) flag(key string) *flag { return s.index.get(key) }
 
 // get returns the flag with key, or nil (from a nil index too).
 func (x *flagIndex) get(key string) *flag {
-	if x == nil || len(x.slots) == 0 {
+	if x == nil {
 		return nil
 	}
+	f, _ := x.lookup(key)
+	return f
+}
+
+// lookup returns the flag with key and its index (see FlagSet.Slots), or
+// nil and -1.
+func (x *flagIndex) lookup(key string) (*flag, int) {
+	if len(x.slots) == 0 {
+		return nil, -1
+	}
 	for i := keyHash(x.seed, key) & x.mask; ; i = (i + 1) & x.mask {
-		f := x.slots[i]
-		if f == nil || f.key == key {
-			return f
+		switch f := x.slots[i]; {
+		case f == nil:
+			return nil, -1
+		case f.key == key:
+			return f, int(i)
 		}
 	}
 }

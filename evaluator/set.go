@@ -99,16 +99,3 @@ func (s *FlagSet) Index(key string) int {
 	}
 	return -1
 }
-
-// lookup is flagIndex.get that also returns the flag's index.
-func (x *flagIndex) lookup(key string) (*flag, int) {
-	if len(x.slots) == 0 {
-		return nil, -1
-	}
-	for i := keyHash(x.seed, key) & x.mask; ; i = (i + 1) & x.mask {
-		f := x.slots[i]
-		if f == nil || f.key == key {
-			return f, int(i)
-		}
-	}
-}
