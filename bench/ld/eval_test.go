@@ -98,12 +98,19 @@ func fsServed(tb testing.TB, p *flagsnap.Provider, r evalRow) string {
 	} else {
 		d = p.BooleanEvaluation(context.Background(), r.flag, false, r.ctx).ProviderResolutionDetail
 	}
+	return servedOf(tb, "flagsnap", r, d)
+}
+
+// servedOf reads a provider's answer for the row: its variant, the
+// caller's default of a disabled flag, or the error of a missing one.
+func servedOf(tb testing.TB, engine string, r evalRow, d openfeature.ProviderResolutionDetail) string {
+	tb.Helper()
 	rd := d.ResolutionDetail()
 	switch {
 	case rd.ErrorCode == openfeature.FlagNotFoundCode:
 		return servedNotFound
 	case rd.ErrorCode != "":
-		tb.Fatalf("flagsnap, %s: %s %s", r.id, rd.ErrorCode, rd.ErrorMessage)
+		tb.Fatalf("%s, %s: %s %s", engine, r.id, rd.ErrorCode, rd.ErrorMessage)
 	case rd.Variant == "" && rd.Reason == openfeature.DisabledReason:
 		return servedDefault
 	}
@@ -190,16 +197,21 @@ func ldContext(tb testing.TB, c openfeature.FlattenedContext) ldcontext.Context 
 	return ctx
 }
 
-// BenchmarkEvalVsLD is bench's E and O rows in flagsnap, at the
-// provider's typed methods as bench runs them, and in LaunchDarkly's
-// evaluator on the same flags and contexts. The two run row by row, one
-// after the other, so that the machine's state is alike for both.
+// BenchmarkEvalVsLD is bench's E and O rows in three engines: flagsnap,
+// at the provider's typed methods as bench runs them; flagd's own Go
+// provider in its in-process mode on the same flags read from a file, at
+// the same methods with the same contexts; and LaunchDarkly's evaluator
+// on the same flags and contexts. The name is the one it had when it
+// compared two. The three run row by row, one after the other, so that
+// the machine's state is alike for all.
 func BenchmarkEvalVsLD(b *testing.B) {
 	p := newEvalProvider(b)
+	fd := newFlagdProvider(b)
 	ld := newLDSide()
 	for _, r := range evalVsLDRows {
 		c := ldContext(b, r.ctx)
 		b.Run("flagsnap/"+r.id, func(b *testing.B) { benchFlagsnap(b, p, r) })
+		b.Run("flagd/"+r.id, func(b *testing.B) { benchFlagd(b, fd, r) })
 		b.Run("launchdarkly/"+r.id, func(b *testing.B) { benchLD(b, ld, r, c) })
 	}
 }
@@ -238,19 +250,23 @@ func benchLD(b *testing.B, ld *ldSide, r evalRow, c ldcontext.Context) {
 	}
 }
 
-// TestEvalVsLDSameVariants wants flagsnap and LaunchDarkly to serve every
-// row's intended variant, the same one but in fractional rows, where each
-// engine hashes the targeting key its own way.
+// TestEvalVsLDSameVariants wants flagsnap, flagd and LaunchDarkly to
+// serve every row's intended variant, the same one but in fractional
+// rows, where LaunchDarkly hashes the targeting key its own way and
+// flagd's fractional may differ from flagsnap's: there each need only
+// serve one of the row's variants.
 func TestEvalVsLDSameVariants(t *testing.T) {
 	p := newEvalProvider(t)
+	fd := newFlagdProvider(t)
 	ld := newLDSide()
 	for _, r := range evalVsLDRows {
 		t.Run(r.id, func(t *testing.T) {
-			fs, l := fsServed(t, p, r), ld.served(t, r, ldContext(t, r.ctx))
+			fs, d, l := fsServed(t, p, r), flagdServed(t, fd, r), ld.served(t, r, ldContext(t, r.ctx))
 			r.check(t, "flagsnap", fs)
+			r.check(t, "flagd", d)
 			r.check(t, "LaunchDarkly", l)
-			if !r.fractional() && fs != l {
-				t.Errorf("flagsnap serves %q, LaunchDarkly %q", fs, l)
+			if !r.fractional() && (fs != d || fs != l) {
+				t.Errorf("flagsnap serves %q, flagd %q, LaunchDarkly %q", fs, d, l)
 			}
 		})
 	}
