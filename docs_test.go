@@ -61,11 +61,37 @@ func markdownFiles(t *testing.T) []string {
 }
 
 // mdLine is one line of a Markdown file, with whether it is inside a
-// fenced code block and, for the first line of a block, the fence's info.
+// fenced code block (fences included) and, for a fence that opens one, the
+// fence's info string.
 type mdLine struct {
 	num     int // 1-based
 	text    string
 	inFence bool
+	opens   bool   // the line opens a code block
+	closes  bool   // the line closes a code block
+	info    string // the info string of an opening fence
+}
+
+// readLines splits a Markdown file into lines, marking those of fenced
+// code blocks.
+func readLines(data []byte) []mdLine {
+	var out []mdLine
+	open := "" // the marker of the fence that is open
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for n := 1; sc.Scan(); n++ {
+		l := mdLine{num: n, text: sc.Text()}
+		marker, info, isFence := fence(l.text)
+		switch {
+		case open == "" && isFence:
+			open, l.inFence, l.opens, l.info = marker, true, true, info
+		case open != "" && isFence && info == "" && strings.HasPrefix(marker, open[:1]) && len(marker) >= len(open):
+			open, l.inFence, l.closes = "", true, true
+		default:
+			l.inFence = open != ""
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // fence reports whether line opens or closes a code fence, and the
@@ -95,32 +121,27 @@ type snippet struct {
 // with noCompile.
 func goSnippets(file string, data []byte) []snippet {
 	var out []snippet
-	var open string // the marker of the fence that is open
 	var cur *snippet
 	var body []string
 	prev := "" // the last non-blank line outside a block
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		marker, info, isFence := fence(line)
+	for _, l := range readLines(data) {
 		switch {
-		case open == "" && isFence:
-			open = marker
-			lang, _, _ := strings.Cut(info, " ")
+		case l.opens:
+			lang, _, _ := strings.Cut(l.info, " ")
 			if lang == "go" && strings.TrimSpace(prev) != noCompile {
-				cur, body = &snippet{file: file, line: n + 1}, nil
+				cur, body = &snippet{file: file, line: l.num + 1}, nil
 			}
-		case open != "" && isFence && info == "" && strings.HasPrefix(marker, open[:1]) && len(marker) >= len(open):
+		case l.closes:
 			if cur != nil {
 				cur.code = strings.Join(body, "\n") + "\n"
 				out = append(out, *cur)
 				cur = nil
 			}
-			open, prev = "", ""
-		case open != "":
-			body = append(body, line)
-		case strings.TrimSpace(line) != "":
-			prev = line
+			prev = ""
+		case l.inFence:
+			body = append(body, l.text)
+		case strings.TrimSpace(l.text) != "":
+			prev = l.text
 		}
 	}
 	return out
@@ -448,29 +469,6 @@ var (
 	headingLink = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
 	htmlTag     = regexp.MustCompile(`<[^>]*>`)
 )
-
-// readLines splits a Markdown file into lines, marking those inside code
-// fences.
-func readLines(data []byte) []mdLine {
-	var out []mdLine
-	open := ""
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		marker, info, isFence := fence(line)
-		switch {
-		case open == "" && isFence:
-			open = marker
-			out = append(out, mdLine{n, line, true})
-		case open != "" && isFence && info == "" && strings.HasPrefix(marker, open[:1]) && len(marker) >= len(open):
-			open = ""
-			out = append(out, mdLine{n, line, true})
-		default:
-			out = append(out, mdLine{n, line, open != ""})
-		}
-	}
-	return out
-}
 
 // slug is the anchor GitHub gives a heading: its text in lower case, with
 // punctuation but hyphens and underscores removed and each space a hyphen.
