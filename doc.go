@@ -1,11 +1,28 @@
 // Package flagsnap is an OpenFeature provider that evaluates flagd flag
-// definitions in-process.
+// definitions in-process, from a watched file, a flagd sync stream
+// (flagd.sync.v1) or memory.
 //
-// The provider takes its flags from a watched file ([WithFile]) or any
-// [source.Source] ([WithSource]), compiles each flag set once (see package
-// evaluator) and swaps it in atomically; evaluations read the snapshot in
-// force without locks or network calls. Bucketing with flagd's fractional
-// operator is identical to every other flagd provider in the same
+//	provider, err := flagsnap.NewProvider(flagsnap.WithFile("flags.json"))
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	if err := openfeature.SetProviderAndWait(provider); err != nil {
+//		log.Fatal(err)
+//	}
+//	defer openfeature.Shutdown()
+//	client := openfeature.NewDefaultClient()
+//	on := client.Boolean(ctx, "new-checkout", false, openfeature.NewEvaluationContext("user-1", nil))
+//
+// The flags come from a file ([WithFile]), a sync server such as flagd
+// ([WithResolver] with [ResolverInProcess], and [WithHost]), a document in
+// memory ([WithFlags]) or any [source.Source] ([WithSource]). The FLAGD_*
+// environment variables configure the same as flagd's providers read them;
+// options given in code win over them (see [Option] and [FromEnv]).
+//
+// Each flag set is compiled once (see package evaluator) and swapped in
+// atomically; evaluations read the snapshot in force without locks,
+// network calls or allocations. Bucketing with flagd's fractional operator
+// is identical to every other flagd provider in the same
 // [fractional.Version].
 //
 // Events follow flagd's providers: READY once flags are loaded,
@@ -14,7 +31,8 @@
 // without it (the last flags are still served), READY and
 // CONFIGURATION_CHANGED when it comes back. A flag set that cannot be
 // parsed is reported with an ERROR event and the flags in force stay.
+// [Provider.SourceStatus] reports the source's health, and
+// [Provider.Usage] which flags the service evaluates.
 //
-// [source.Source]: https://pkg.go.dev/github.com/flagsnap/flagsnap/source#Source
-// [fractional.Version]: https://pkg.go.dev/github.com/flagsnap/flagsnap/fractional#Version
+// Package flagsnaptest gives tests clients whose flags come from memory.
 package flagsnap

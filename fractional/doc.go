@@ -2,6 +2,13 @@
 // targeting operator: a bucketing value is hashed with MurmurHash3 (x86,
 // 32-bit, seed 0) and the hash is mapped onto a list of weighted buckets.
 //
+//	table, err := fractional.NewTable([]float64{50, 30, 20}) // red, green, blue
+//	if err != nil {
+//		return err
+//	}
+//	h := fractional.HashDefault(fractional.V2, "banner-color", "user-3")
+//	bucket := table.Pick(fractional.V2, h) // 2: "blue"
+//
 // The package knows nothing about JsonLogic. Callers evaluate the operator's
 // arguments themselves and hand over plain values: the bucketing value (or
 // the flag key and targeting key when no bucketing expression is given) and

@@ -4,6 +4,19 @@
 // metadata and failure modes are set from Go. It lets a provider in
 // in-process mode be tried and tested without running the flagd daemon.
 //
+//	srv, err := syncserver.New(syncserver.WithFlags(doc))
+//	if err != nil {
+//		t.Fatal(err)
+//	}
+//	defer srv.Close()
+//	if err := srv.ListenTCP("127.0.0.1:0"); err != nil {
+//		t.Fatal(err)
+//	}
+//	provider, err := flagsnap.NewProvider(flagsnap.WithResolver(flagsnap.ResolverInProcess),
+//		flagsnap.WithHost("127.0.0.1"), flagsnap.WithPort(srv.Port()))
+//	// ... once the provider is ready:
+//	srv.SetFlags(newDoc) // the provider sends PROVIDER_CONFIGURATION_CHANGED
+//
 // A test builds a [Server] with [New], starts it with [Server.ListenTCP] or
 // [Server.ListenUnix] and points a client at [Server.Addr]. Changing a flag
 // set with [Server.SetFlags] or [Server.SetSelectorFlags] pushes it to every
