@@ -92,25 +92,6 @@ func TestFixes(t *testing.T) {
 	}
 }
 
-func TestNearest(t *testing.T) {
-	candidates := []string{"on", "off", "enabled", "disabled", "starts_with", "ends_with", "none", "some"}
-	for _, tt := range []struct{ name, want string }{
-		{"startswith", "starts_with"},
-		{"StartsWith", "starts_with"},
-		{"ends-with", "ends_with"},
-		{"disabeld", "disabled"},
-		{"enabeld", "enabled"},
-		{"of", ""},   // too short to be sure
-		{"nope", ""}, // another word
-		{"nome", ""}, // as near "none" as "some"
-		{"xyzzy", ""},
-	} {
-		if got := nearest(tt.name, candidates); got != tt.want {
-			t.Errorf("nearest(%q) = %q, want %q", tt.name, got, tt.want)
-		}
-	}
-}
-
 // TestOperatorNamesAreTheEvaluators holds the names "did you mean" offers to
 // what the evaluator compiles.
 func TestOperatorNamesAreTheEvaluators(t *testing.T) {
