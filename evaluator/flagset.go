@@ -40,6 +40,9 @@ type FlagSet struct {
 	id, from uint64
 	fresh    []*flag
 	reused   int
+	// missing is shared by the sets WithEnrichment makes, which have the
+	// same keys.
+	missing *missingKeys
 }
 
 // flag is one compiled flag. Its size is most of the memory of a large set:
@@ -361,6 +364,7 @@ func (l *loader) finish(set *FlagSet, top map[string]any, defs flagDefs) *FlagSe
 	}
 	set.index = index
 	set.absent = &flag{defaultIdx: -1, metadata: set.metadata}
+	set.missing = &missingKeys{}
 	setMeta := canonicalAppend(nil, set.metadata)
 	for def := range defs.all() {
 		if def.problem != nil {
