@@ -62,7 +62,7 @@ func TestEval(t *testing.T) {
 			name: "a flag with a problem",
 			args: []string{testdata("bad.json"), "ops"},
 			code: exitNegative,
-			want: "value     (the caller's default)\nreason    ERROR\nerror     PARSE_ERROR: flag \"ops\": targeting.if[0].startswith: unknown operator \"startswith\"\n",
+			want: "value     (the caller's default)\nreason    ERROR\nerror     PARSE_ERROR: flag \"ops\": /flags/ops/targeting/if/0/startswith: unknown operator \"startswith\"; did you mean \"starts_with\"?\n",
 		},
 	}
 	for _, tt := range tests {
@@ -159,5 +159,48 @@ func TestHelp(t *testing.T) {
 	_, stderr, code = runCmd(t)
 	if code != exitBadInput || !strings.Contains(stderr, "Usage:") {
 		t.Errorf("no arguments: status %d, stderr %s", code, stderr)
+	}
+}
+
+// An evaluation that reaches a broken part says where it is and why as
+// flagsnap validate does, with the same JSON Pointer, and the suggestion
+// validate gives as its fix when it is one.
+func TestEvalSaysWhatValidateSays(t *testing.T) {
+	bad := testdata("bad.json")
+	stdout, _, _ := runCmd(t, "validate", "--format", "json", bad)
+	var report struct {
+		Files []fileReport `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
+		t.Fatal(err)
+	}
+	byFlag := map[string]problem{}
+	for _, p := range report.Files[0].Problems {
+		if p.Source == "flagsnap" {
+			byFlag[p.Flag] = p
+		}
+	}
+	for _, tt := range []struct {
+		flag     string
+		withHint bool // validate's fix is the evaluation's suggestion
+	}{
+		{"ops", true},
+		{"refs", false},
+	} {
+		t.Run(tt.flag, func(t *testing.T) {
+			p := byFlag[tt.flag]
+			want := `flag "` + tt.flag + `": ` + p.Path + ": " + p.Message
+			if tt.withHint {
+				want += "; " + p.Fix
+			}
+			stdout, _, code := runCmd(t, "eval", "--format", "json", bad, tt.flag)
+			var r result
+			if err := json.Unmarshal([]byte(stdout), &r); err != nil || code != exitNegative {
+				t.Fatalf("eval: %v, exit %d: %s", err, code, stdout)
+			}
+			if r.Error != "PARSE_ERROR" || r.Message != want {
+				t.Errorf("eval says %s %q\nvalidate says %q", r.Error, r.Message, want)
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flagsnap/flagsnap/evaluator"
 	"github.com/flagsnap/flagsnap/fractional"
 	"github.com/flagsnap/flagsnap/internal/suggest"
 )
@@ -346,14 +347,9 @@ func fixBucket(v any) string {
 	return ""
 }
 
-// operatorNames are the operators the evaluator knows, flagd's and
-// JSONLogic's, for "did you mean" (a test holds it to the evaluator).
-var operatorNames = []string{
-	"var", "and", "or", "if", "?:", "!", "!!", "==", "!=", "===", "!==", "<", "<=", ">", ">=",
-	"+", "-", "*", "/", "%", "min", "max", "abs", "cat", "substr", "in", "merge", "map", "filter",
-	"reduce", "all", "some", "none", "missing", "missing_some", "set", "contains_all", "contains_any",
-	"contains_none", "starts_with", "ends_with", "sem_ver", "fractional",
-}
+// operatorNames are the operators the evaluator knows, which "did you
+// mean" offers, as the evaluator's own errors do.
+var operatorNames = evaluator.OperatorNames()
 
 func quoteList(names []string) string {
 	const most = 6
