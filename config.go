@@ -109,6 +109,7 @@ type config struct {
 	syncPort int
 
 	withoutEnv bool // WithoutEnv: the variables are not applied first
+	envApplied bool // the variables were applied, first or by FromEnv
 
 	withoutUsage bool // WithoutUsage: no counting (usage.go)
 

@@ -107,6 +107,7 @@ func NewProvider(opts ...Option) (*Provider, error) {
 	if _, err := p.newSource(); err != nil {
 		return nil, fmt.Errorf("flagsnap: %w", err)
 	}
+	p.logUnusedEnv()
 	return p, nil
 }
 
