@@ -112,6 +112,9 @@ func (c *config) applyEnvSource() {
 	if kind == kindNone {
 		return
 	}
+	if kind != kindFile && c.OfflineFlagSourcePath != "" && !c.pathFromEnv {
+		c.fileReplaced = c.OfflineFlagSourcePath
+	}
 	c.dropOtherSources(kind, false)
 	if hasResolver {
 		c.Resolver, c.resolverFromEnv = resolver, true
