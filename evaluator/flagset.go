@@ -44,6 +44,8 @@ type FlagSet struct {
 	// missing is shared by the sets WithEnrichment makes, which have the
 	// same keys.
 	missing *missingKeys
+	// brokenWhole and brokenPartly are BrokenFlags' counts.
+	brokenWhole, brokenPartly int
 }
 
 // flag is one compiled flag. Its size is most of the memory of a large set:
@@ -178,6 +180,7 @@ func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 	if err != nil {
 		return nil, err
 	}
+	set.countBroken()
 	if cfg.strict && len(set.problems) > 0 {
 		return nil, &ValidationError{Problems: set.problems}
 	}
