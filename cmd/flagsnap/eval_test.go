@@ -123,7 +123,7 @@ func TestEvalBadInput(t *testing.T) {
 		{"unknown type", []string{flags, "new-checkout", "--type", "boolean"}, []string{`--type must be bool, string, int, float, object, not "boolean"`}},
 		{"unknown version", []string{flags, "new-checkout", "--fractional", "v4"}, []string{`--fractional must be v1, v2 or v3, not "v4"`}},
 		{"missing flag argument", []string{flags}, []string{"want FILE and FLAG, got 1 argument(s)"}},
-		{"unknown option", []string{flags, "new-checkout", "--explian"}, []string{"flag provided but not defined: -explian", "flagsnap eval --help"}},
+		{"unknown option", []string{flags, "new-checkout", "--explian"}, []string{"unknown option --explian; did you mean --explain?", "flagsnap eval --help"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,6 +145,13 @@ func TestHelp(t *testing.T) {
 			for _, want := range []string{"Usage: flagsnap " + command, "Example:", "Options:"} {
 				if !strings.Contains(stdout, want) {
 					t.Errorf("%s %s does not say %q:\n%s", command, opt, want, stdout)
+				}
+			}
+			// The list of options writes them as the usage does.
+			_, list, _ := strings.Cut(stdout, "\nOptions:\n")
+			for _, line := range strings.Split(strings.TrimRight(list, "\n"), "\n") {
+				if !strings.HasPrefix(line, "  --") && !strings.HasPrefix(line, "    \t") {
+					t.Errorf("%s %s: option line %q", command, opt, line)
 				}
 			}
 		}
