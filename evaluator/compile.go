@@ -330,9 +330,16 @@ var errUnresolved = errors.New("unresolved $ref")
 
 // firstUnresolved is the problem of the $ref in data that names nothing
 // and is written first (the one the loader reports first), or
-// errRefToNothing when none says where it is; first is the one found so
-// far.
-func firstUnresolved(raw any, first *CompileError) error {
+// errRefToNothing when none says where it is.
+func firstUnresolved(raw any) error {
+	if first := earliestRef(raw, nil); first != nil {
+		return first
+	}
+	return errRefToNothing
+}
+
+// earliestRef is firstUnresolved's walk; first is the problem found so far.
+func earliestRef(raw any, first *CompileError) *CompileError {
 	switch t := raw.(type) {
 	case unresolvedRef:
 		if t.err != nil && (first == nil || slices.Compare(t.err.at, first.at) < 0) {
@@ -340,22 +347,14 @@ func firstUnresolved(raw any, first *CompileError) error {
 		}
 	case map[string]any:
 		for _, v := range t {
-			first = asCompileError(firstUnresolved(v, first))
+			first = earliestRef(v, first)
 		}
 	case []any:
 		for _, v := range t {
-			first = asCompileError(firstUnresolved(v, first))
+			first = earliestRef(v, first)
 		}
 	}
-	if first == nil {
-		return errRefToNothing
-	}
 	return first
-}
-
-func asCompileError(err error) *CompileError {
-	ce, _ := err.(*CompileError)
-	return ce
 }
 
 // errRefToNothing is what the part of a rule where a $ref could not be
@@ -500,7 +499,7 @@ func (c *compiler) constant(raw any, at *loc) (*node, error) {
 	v, err := constValue(raw)
 	switch {
 	case errors.Is(err, errUnresolved):
-		return broken(firstUnresolved(raw, nil), false), nil
+		return broken(firstUnresolved(raw), false), nil
 	case err != nil:
 		c.whole = true
 		return c.fail(compileErr(at, "%v", err))
