@@ -109,6 +109,7 @@ type config struct {
 	syncPort int
 
 	withoutEnv bool // WithoutEnv: the variables are not applied first
+	envApplied bool // the variables were applied, first or by FromEnv
 
 	withoutUsage bool // WithoutUsage: no counting (usage.go)
 
@@ -119,6 +120,12 @@ type config struct {
 	// option that chooses another kind of source drops a variable's value,
 	// where another option's is a contradiction to report.
 	pathFromEnv, resolverFromEnv bool
+	// fileReplaced is the flag file of an option that variables applied
+	// by FromEnv replaced with a server's resolver, for the error that
+	// follows when that resolver is rpc.
+	fileReplaced string
+	// rpcByDefault: nothing chose a resolver, and rpc is flagd's default.
+	rpcByDefault bool
 
 	errs []error // every invalid option or variable, reported together
 }
@@ -185,7 +192,7 @@ func (c *config) settle() {
 	case c.Resolver == "" && c.OfflineFlagSourcePath != "":
 		c.Resolver = ResolverFile
 	case c.Resolver == "":
-		c.Resolver = ResolverRPC
+		c.Resolver, c.rpcByDefault = ResolverRPC, true
 	case c.Resolver == ResolverInProcess && c.OfflineFlagSourcePath != "":
 		c.Resolver = ResolverFile
 	case c.Resolver == ResolverFile && c.OfflineFlagSourcePath == "":

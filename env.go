@@ -58,6 +58,7 @@ func WithoutEnv() Option {
 // applyEnv reads every variable that is set; a value that does not parse
 // is an error naming the variable.
 func (c *config) applyEnv() {
+	c.envApplied = true
 	c.applyEnvSource()
 	envDuration(c, EnvOfflinePollMs, time.Millisecond, false, &c.OfflinePollInterval)
 	envDuration(c, EnvDeadlineMs, time.Millisecond, false, &c.Deadline)
@@ -110,6 +111,9 @@ func (c *config) applyEnvSource() {
 	}
 	if kind == kindNone {
 		return
+	}
+	if kind != kindFile && c.OfflineFlagSourcePath != "" && !c.pathFromEnv {
+		c.fileReplaced = c.OfflineFlagSourcePath
 	}
 	c.dropOtherSources(kind, false)
 	if hasResolver {

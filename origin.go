@@ -80,6 +80,21 @@ func (p *Provider) describeOrigin() origin {
 	return origin{kind: originServer, name: name, description: fmt.Sprintf("the sync server at %s (%s, %s)", name, tls, selector)}
 }
 
+// resolverName names how the flags are obtained, in flagd's words where
+// it has them: "file", "in-process" (a sync server), or "memory" and
+// "custom" for flags given in memory and a source of the user's own.
+func (p *Provider) resolverName() string {
+	switch p.origin.kind {
+	case originFile:
+		return string(ResolverFile)
+	case originServer:
+		return string(ResolverInProcess)
+	case originMemory:
+		return "memory"
+	}
+	return "custom"
+}
+
 // remedy says what to change when no flags came from o, given the last
 // thing that went wrong (nil when nothing was heard at all).
 func (o origin) remedy(cause error) string {

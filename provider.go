@@ -73,12 +73,7 @@ func NewProvider(opts ...Option) (*Provider, error) {
 		return nil, fmt.Errorf("flagsnap: %w", err)
 	}
 	if cfg.source == nil && cfg.flags == nil && cfg.Resolver == ResolverRPC {
-		if cfg.OfflineFlagSourcePath != "" {
-			return nil, fmt.Errorf("flagsnap: the rpc resolver (WithResolver(ResolverRPC) or %s=rpc) was chosen with the flag file %s: "+
-				"the rpc resolver asks flagd for every evaluation, and flagsnap evaluates in-process; drop it to read the file", EnvResolver, cfg.OfflineFlagSourcePath)
-		}
-		return nil, fmt.Errorf("flagsnap: the rpc resolver (flagd's default) asks flagd for every evaluation, and flagsnap evaluates in-process: "+
-			"use WithResolver(ResolverInProcess) (%s=in-process) to follow a sync server, or WithFile (%s)", EnvResolver, EnvOfflineFlagSourcePath)
+		return nil, fmt.Errorf("flagsnap: %w", cfg.rpcRefused())
 	}
 	fatal, err := parseStatusCodes(cfg.FatalStatusCodes)
 	if err != nil {
@@ -107,6 +102,7 @@ func NewProvider(opts ...Option) (*Provider, error) {
 	if _, err := p.newSource(); err != nil {
 		return nil, fmt.Errorf("flagsnap: %w", err)
 	}
+	p.logUnusedEnv()
 	return p, nil
 }
 

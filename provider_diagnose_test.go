@@ -227,10 +227,51 @@ func TestTrackReachesTheTracker(t *testing.T) {
 	}
 }
 
-// The rpc resolver with a flag file says which is in the way.
-func TestRPCResolverWithAFile(t *testing.T) {
-	_, err := NewProvider(WithoutEnv(), WithResolver(ResolverRPC), WithFile("flags.json"))
-	if err == nil || !strings.Contains(err.Error(), "drop it to read the file") || !strings.Contains(err.Error(), "flags.json") {
-		t.Errorf("NewProvider: %v", err)
+// The rpc resolver, which flagsnap refuses, is refused with what chose it,
+// a variable, an option or nothing, and what to change there.
+func TestRPCResolverSaysWhatChoseIt(t *testing.T) {
+	const why = "the rpc resolver asks flagd for every evaluation, and flagsnap evaluates in-process"
+	tests := []struct {
+		name string
+		env  map[string]string
+		opts []Option
+		want string
+	}{
+		{"the variable, applied by FromEnv after WithFile",
+			map[string]string{EnvResolver: "rpc"}, []Option{WithFile("flags.json"), FromEnv()},
+			"FLAGD_RESOLVER=rpc, which FromEnv applies after WithFile, replaced the flag file flags.json with the rpc resolver: " + why +
+				"; set FLAGD_RESOLVER=file, or unset it, to read the file, or give FromEnv before WithFile to let WithFile win"},
+		{"the variable with the file's variable",
+			map[string]string{EnvResolver: "rpc", EnvOfflineFlagSourcePath: "flags.json"}, nil,
+			"FLAGD_RESOLVER=rpc chose the rpc resolver for the flag file flags.json: " + why + "; set FLAGD_RESOLVER=file, or unset it, to read the file"},
+		{"the variable alone",
+			map[string]string{EnvResolver: "RPC"}, nil,
+			"FLAGD_RESOLVER=rpc chose the rpc resolver: " + why +
+				"; set FLAGD_RESOLVER=in-process to follow a sync server, or FLAGD_RESOLVER=file with FLAGD_OFFLINE_FLAG_SOURCE_PATH to read a flag file"},
+		{"the option with a file",
+			nil, []Option{WithResolver(ResolverRPC), WithFile("flags.json")},
+			"WithResolver(ResolverRPC) was given with the flag file flags.json: " + why +
+				"; drop WithResolver(ResolverRPC), or give WithResolver(ResolverFile), to read the file"},
+		{"the option alone",
+			nil, []Option{WithResolver(ResolverRPC)},
+			"WithResolver(ResolverRPC) chose the rpc resolver: " + why +
+				"; give WithResolver(ResolverInProcess) instead to follow a sync server, or WithFile to read a flag file"},
+		{"a server's address without a resolver",
+			nil, []Option{WithHost("flagd.internal")},
+			"WithHost names a sync server, but no resolver was chosen, and flagd's default resolver is rpc: " + why +
+				"; give WithResolver(ResolverInProcess) (or FLAGD_RESOLVER=in-process) to follow the sync server"},
+		{"nothing",
+			nil, nil,
+			"no flag source was given, and flagd's default resolver is rpc: " + why +
+				"; give WithFile (or FLAGD_OFFLINE_FLAG_SOURCE_PATH) to read a flag file, or WithResolver(ResolverInProcess) (or FLAGD_RESOLVER=in-process) to follow a sync server"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clearEnv(t, tt.env)
+			_, err := NewProvider(tt.opts...)
+			if err == nil || err.Error() != "flagsnap: "+tt.want {
+				t.Errorf("got  %v\nwant flagsnap: %s", err, tt.want)
+			}
+		})
 	}
 }

@@ -94,8 +94,10 @@ func (in *inForce) describe(d *openfeature.ProviderResolutionDetail, flag string
 	d.Reason, d.Variant, d.FlagMetadata = reasons[e.Reason()&7], e.Variant(), e.Metadata()
 	switch err := e.Err(); {
 	case err == nil:
-	case err == evaluator.ErrFlagNotFound:
-		d.ResolutionError = flagNotFound
+	case err.Code == evaluator.CodeFlagNotFound:
+		// The flag set keeps the error that names the key, and its
+		// message: past a key's first miss this allocates nothing.
+		d.ResolutionError = openfeature.NewFlagNotFoundResolutionError(err.Error())
 	default:
 		d.ResolutionError = resolutionError(err)
 	}
@@ -111,14 +113,10 @@ var reasons = [8]openfeature.Reason{
 	evaluator.ReasonError:          openfeature.ErrorReason,
 }
 
-// flagNotFound is shared: an application that asks for a missing flag
-// does so on every evaluation, and OpenFeature names the flag itself.
-var flagNotFound = openfeature.NewFlagNotFoundResolutionError("flag not found")
-
 func resolutionError(err *evaluator.Error) openfeature.ResolutionError {
 	switch err.Code {
 	case evaluator.CodeFlagNotFound:
-		return flagNotFound
+		return openfeature.NewFlagNotFoundResolutionError(err.Error())
 	case evaluator.CodeParseError:
 		return openfeature.NewParseErrorResolutionError(err.Error(), err)
 	case evaluator.CodeTypeMismatch:

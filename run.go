@@ -7,6 +7,8 @@ package flagsnap
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -41,6 +43,7 @@ type run struct {
 	mu          sync.Mutex
 	state       state
 	readyClosed bool // ready is closed
+	loaded      bool // a flag set from the source has been put in force
 	lastErr     error
 	rejectedSet bool // lastErr is a flag set that did not load
 }
@@ -183,6 +186,8 @@ func (r *run) supervise() {
 			r.mu.Lock()
 			if r.state == stateStale {
 				r.state = stateError
+				r.p.log.Error(fmt.Sprintf("flag source still lost after the grace period of %v: ERROR now; evaluations answer from the flags in force", r.p.cfg.RetryGracePeriod),
+					slog.String("error", errText(r.lastErr)))
 				r.emit(openfeature.ProviderError, "flag source lost for longer than the grace period: "+errText(r.lastErr), nil, "")
 			}
 			r.mu.Unlock()

@@ -83,10 +83,13 @@ func (s *sink) acceptAndCache(set *evaluator.FlagSet, u source.Update, digest [s
 		return errShutDown
 	}
 	attrs := []any{slog.String("origin", u.Origin), slog.Int("flags", set.Len())}
-	if !first { // Init's flags are not compared with anything (see accept)
-		attrs = append(attrs, slog.Int("changed", len(changes)))
+	if first {
+		// The one line that says the provider works, and how: the
+		// handler adds the source.
+		p.log.Info("flags loaded", append(attrs, slog.String("resolver", p.resolverName()))...)
+	} else {
+		p.log.Debug("flags loaded", append(attrs, slog.Int("changed", len(changes)))...)
 	}
-	p.log.Debug("flags loaded", attrs...)
 	// Written outside the run's lock: a slow disk must not hold up Init's
 	// deadline, Shutdown or the other reports.
 	if p.cfg.CacheFile != "" {
@@ -99,18 +102,19 @@ func (s *sink) acceptAndCache(set *evaluator.FlagSet, u source.Update, digest [s
 
 // accept puts a compiled flag set in force and reports it, unless the run
 // has ended. It returns the keys of the flags that changed, which Init's
-// flags (first) are not compared for.
+// flags are not compared for, and whether set is the first of the run
+// from the source.
 func (r *run) accept(set *evaluator.FlagSet, origin string, digest [sha256.Size]byte) (changes []string, first, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state == stateFatal {
 		return nil, false, false
 	}
-	first = r.state == stateStarting
+	first, r.loaded = !r.loaded, true
 	// The new flags are compiled and in force before anyone hears of them.
 	r.p.loadedAt.Store(time.Now().UnixNano())
 	old := r.p.putInForce(set)
-	if !first {
+	if r.state != stateStarting {
 		// Init's flags are announced by READY, which lists none; sorting
 		// the keys of a large first set would lengthen every start.
 		added, removed, changed := set.Changes(old)

@@ -5,6 +5,7 @@ package flagsnap
 // kinds of source contradict each other.
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -108,4 +109,36 @@ func contradicts(a, b sourceChoice) bool {
 	serverResolver := func(sc sourceChoice) bool { return sc.kind == kindServer && sc.optionName() == "WithResolver" }
 	file := func(sc sourceChoice) bool { return sc.optionName() == "WithFile" }
 	return !(serverResolver(a) && file(b) || serverResolver(b) && file(a))
+}
+
+// rpcRefused is the error of a configuration that runs the rpc resolver,
+// which flagsnap does not: it names what chose rpc, the variable or the
+// option, or that nothing did, and what to change there.
+func (c *config) rpcRefused() error {
+	const why = "the rpc resolver asks flagd for every evaluation, and flagsnap evaluates in-process"
+	path := c.OfflineFlagSourcePath
+	switch {
+	case c.resolverFromEnv && path != "":
+		return fmt.Errorf("%s=rpc chose the rpc resolver for the flag file %s: %s; set %s=file, or unset it, to read the file",
+			EnvResolver, path, why, EnvResolver)
+	case c.resolverFromEnv && c.fileReplaced != "":
+		return fmt.Errorf("%s=rpc, which FromEnv applies after WithFile, replaced the flag file %s with the rpc resolver: %s; "+
+			"set %s=file, or unset it, to read the file, or give FromEnv before WithFile to let WithFile win", EnvResolver, c.fileReplaced, why, EnvResolver)
+	case c.resolverFromEnv:
+		return fmt.Errorf("%s=rpc chose the rpc resolver: %s; set %s=in-process to follow a sync server, or %s=file with %s to read a flag file",
+			EnvResolver, why, EnvResolver, EnvResolver, EnvOfflineFlagSourcePath)
+	case !c.rpcByDefault && path != "":
+		return fmt.Errorf("WithResolver(ResolverRPC) was given with the flag file %s: %s; drop WithResolver(ResolverRPC), or give WithResolver(ResolverFile), to read the file",
+			path, why)
+	case !c.rpcByDefault:
+		return fmt.Errorf("WithResolver(ResolverRPC) chose the rpc resolver: %s; give WithResolver(ResolverInProcess) instead to follow a sync server, or WithFile to read a flag file", why)
+	}
+	for _, sc := range c.sourceChoices {
+		if sc.kind == kindServer {
+			return fmt.Errorf("%s names a sync server, but no resolver was chosen, and flagd's default resolver is rpc: %s; "+
+				"give WithResolver(ResolverInProcess) (or %s=in-process) to follow the sync server", sc.optionName(), why, EnvResolver)
+		}
+	}
+	return fmt.Errorf("no flag source was given, and flagd's default resolver is rpc: %s; give WithFile (or %s) to read a flag file, "+
+		"or WithResolver(ResolverInProcess) (or %s=in-process) to follow a sync server", why, EnvOfflineFlagSourcePath, EnvResolver)
 }

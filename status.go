@@ -46,6 +46,13 @@ type SourceStatus struct {
 	Flags     int       `json:"flags"`
 	AppliedAt time.Time `json:"appliedAt"`
 	Digest    string    `json:"digest,omitempty"`
+	// BrokenFlags counts the flags in force that answer PARSE_ERROR
+	// whatever the context (a default variant that names none, variants of
+	// mixed types), and PartlyBrokenFlags those with a part of the rule
+	// that fails only the evaluations that reach it (an unknown operator):
+	// a readiness check may refuse either.
+	BrokenFlags       int `json:"brokenFlags"`
+	PartlyBrokenFlags int `json:"partlyBrokenFlags"`
 	// Received counts the flag sets the source delivered, Applied those
 	// put in force (a set identical to the one in force counts: it is
 	// applied again, at no cost) and Rejected those refused (not parsed,
@@ -55,10 +62,10 @@ type SourceStatus struct {
 	Rejected uint64 `json:"rejected"`
 	// Reconnects counts the times the source came back after a loss.
 	Reconnects uint64 `json:"reconnects"`
-	// LastError is the last thing that went wrong, and when; empty when
-	// nothing has.
+	// LastError is the last thing that went wrong, and when; empty (and
+	// left out of the JSON) when nothing has.
 	LastError   string    `json:"lastError,omitempty"`
-	LastErrorAt time.Time `json:"lastErrorAt"`
+	LastErrorAt time.Time `json:"lastErrorAt,omitzero"`
 }
 
 // sourceStats are the counts behind SourceStatus. They outlive a run, so
@@ -108,6 +115,7 @@ func (p *Provider) SourceStatus() SourceStatus {
 	st := SourceStatus{Source: p.origin.name, Selector: p.cfg.Selector, State: p.sourceState()}
 	if set := p.flags(); set != nil {
 		st.Flags = set.Len()
+		st.BrokenFlags, st.PartlyBrokenFlags = set.BrokenFlags()
 		st.AppliedAt = time.Unix(0, p.loadedAt.Load())
 	}
 	s := &p.stats

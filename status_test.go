@@ -3,7 +3,9 @@ package flagsnap
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -118,5 +120,54 @@ func TestSourceStatusConcurrently(t *testing.T) {
 	wg.Wait()
 	if st := p.SourceStatus(); st.Applied != 51 {
 		t.Errorf("%d applied, want 51", st.Applied)
+	}
+}
+
+// What a readiness handler reads: the flags that are broken, whole or in
+// part, and no time of a last error before there is one.
+func TestSourceStatusForReadiness(t *testing.T) {
+	const doc = `{"flags": {
+	  "ok":      {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"},
+	  "whole":   {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "off"},
+	  "partly":  {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on", "targeting": {"if": [{"ends_witth": [{"var": "email"}, "x"]}, "on", null]}},
+	  "partly2": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on", "targeting": {"nope": 1}}
+	}}`
+	m := source.NewMemory([]byte(doc))
+	p, err := NewProvider(WithSource(m), WithRetryGracePeriod(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown()
+	tests := []struct {
+		name          string
+		doc           string // set before reading, if any
+		whole, partly int
+		lastErrorAt   bool
+	}{
+		{"loaded", "", 1, 2, false},
+		{"a set that does not load keeps the counts", `{"flags": [`, 1, 2, true},
+		{"a sound set", flagsV1, 0, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.doc != "" {
+				_ = m.Set([]byte(tt.doc))
+			}
+			st := p.SourceStatus()
+			if st.BrokenFlags != tt.whole || st.PartlyBrokenFlags != tt.partly {
+				t.Errorf("broken %d, partly %d; want %d, %d", st.BrokenFlags, st.PartlyBrokenFlags, tt.whole, tt.partly)
+			}
+			b, err := json.Marshal(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf(`"brokenFlags":%d,"partlyBrokenFlags":%d,`, tt.whole, tt.partly)
+			if !strings.Contains(string(b), want) || strings.Contains(string(b), `"lastErrorAt"`) != tt.lastErrorAt {
+				t.Errorf("JSON %s: want %s, and lastErrorAt %v", b, want, tt.lastErrorAt)
+			}
+		})
 	}
 }

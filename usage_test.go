@@ -529,14 +529,15 @@ func TestUsageAcrossShutdown(t *testing.T) {
 	}
 }
 
-// The debug line for Init's flags counts no changes, which a first load
-// does not compute; the line for an update does.
+// The line for Init's flags, at INFO, says where they come from and how,
+// and counts no changes, which a first load does not compute; the debug
+// line for an update does.
 func TestFlagsLoadedLine(t *testing.T) {
 	var log logtest.Buffer
 	_, m, _ := onMemoryDoc(t, usageFlags, WithLogger(log.Logger()))
 	// The line follows READY, which Init returns on.
 	eventually(t, "Init's line", func() bool { return log.Count(`msg="flags loaded"`) == 1 })
-	if n := log.Count(`msg="flags loaded" origin=memory flags=7 source`); n != 1 {
+	if n := log.Count(`level=INFO msg="flags loaded" origin=memory flags=7 resolver=memory source=memory`); n != 1 {
 		t.Errorf("Init's line:\n%s", log.String())
 	}
 	without := strings.Replace(usageFlags, `"color":  {"state": "ENABLED", "variants": {"red": "red", "blue": "blue"}, "defaultVariant": "red"},`, "", 1)
@@ -544,7 +545,7 @@ func TestFlagsLoadedLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the update's line", func() bool { return log.Count(`msg="flags loaded"`) == 2 })
-	if n := log.Count(`msg="flags loaded" origin=memory flags=6 changed=1`); n != 1 {
+	if n := log.Count(`level=DEBUG msg="flags loaded" origin=memory flags=6 changed=1`); n != 1 {
 		t.Errorf("the update's line:\n%s", log.String())
 	}
 }

@@ -27,7 +27,9 @@
 // named by FLAGD_TESTBED_DIR (a relative path is taken from the module
 // root), a checkout of https://github.com/open-feature/flagd-testbed;
 // without the variable, from ../shared/flagd-testbed relative to the module
-// root. When neither exists the suite is skipped.
+// root. When neither exists the suite is skipped, and the skip says where
+// it looked and what to set (go test shows a passing package's skips with
+// -v; .ci/run says it in its own words).
 //
 // With FLAGD_BIN naming a flagd v0.16 binary, the daemon tests run flagd
 // itself on loopback ports and compare a provider following its sync

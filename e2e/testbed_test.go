@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -44,8 +45,9 @@ type launchpadConfig struct {
 }
 
 // findTestbed returns the testbed directory, skipping the test when there
-// is none. A FLAGD_TESTBED_DIR that names no testbed fails instead: a typo
-// must not quietly turn the conformance suite off.
+// is none, with where it looked and what to set: once in full, and the
+// tests after it refer to that. A FLAGD_TESTBED_DIR that names no testbed
+// fails instead: a typo must not quietly turn the conformance suite off.
 //
 // A relative FLAGD_TESTBED_DIR is taken from the module root, where
 // `go test ./...` and .ci/run are run: go test runs each package in its
@@ -53,26 +55,56 @@ type launchpadConfig struct {
 func findTestbed(t *testing.T) string {
 	t.Helper()
 	root, rootErr := moduleRoot()
-	if dir, ok := os.LookupEnv(testbedEnv); ok && dir != "" {
-		if !filepath.IsAbs(dir) && rootErr == nil {
+	if rootErr != nil {
+		root = ""
+	}
+	env, _ := os.LookupEnv(testbedEnv)
+	dir, skip, fail := locateTestbed(env, root)
+	switch {
+	case fail != "":
+		t.Fatal(fail)
+	case skip != "":
+		testbedSkip.Do(func() { testbedSkip.by = t.Name() })
+		if testbedSkip.by != t.Name() {
+			skip = "flagd-testbed not found (see why in the skip of " + testbedSkip.by + ")"
+		}
+		t.Skip(skip)
+	}
+	return dir
+}
+
+// testbedSkip is the first test that said why the testbed is missing.
+var testbedSkip struct {
+	sync.Once
+	by string
+}
+
+// locateTestbed is where the testbed is, from FLAGD_TESTBED_DIR (env) and
+// the module root (root, "" when unknown), or why there is none: skip when
+// there is no testbed to run, fail when the variable names no testbed.
+func locateTestbed(env, root string) (dir, skip, fail string) {
+	if env != "" {
+		dir = env
+		if !filepath.IsAbs(dir) && root != "" {
 			dir = filepath.Join(root, dir)
 		}
 		if !isTestbed(dir) {
-			t.Fatalf("%s=%s: not a flagd-testbed checkout (no gherkin/, flags/ and launchpad/configs/ in %s)",
-				testbedEnv, os.Getenv(testbedEnv), dir)
+			return "", "", fmt.Sprintf("%s=%s: not a flagd-testbed checkout (no gherkin/, flags/ and launchpad/configs/ in %s)", testbedEnv, env, dir)
 		}
-		return dir
+		return dir, "", ""
 	}
-	if rootErr == nil {
-		dir := filepath.Join(root, "..", "shared", "flagd-testbed")
-		if isTestbed(dir) {
-			return dir
-		}
+	if root == "" {
+		return "", fmt.Sprintf("flagd-testbed not found: no module root to look beside; set %s to a checkout of %s", testbedEnv, testbedRepo), ""
 	}
-	t.Skipf("no flagd-testbed: set %s to a checkout of https://github.com/open-feature/flagd-testbed "+
-		"(git clone https://github.com/open-feature/flagd-testbed), or place it at ../shared/flagd-testbed beside the module", testbedEnv)
-	return ""
+	dir = filepath.Join(filepath.Dir(root), "shared", "flagd-testbed")
+	if isTestbed(dir) {
+		return dir, "", ""
+	}
+	return "", fmt.Sprintf("flagd-testbed not found at %s; set %s to a checkout of %s to run the conformance suite", dir, testbedEnv, testbedRepo), ""
 }
+
+// testbedRepo is where the testbed is published.
+const testbedRepo = "https://github.com/open-feature/flagd-testbed"
 
 func isTestbed(dir string) bool {
 	for _, sub := range []string{"gherkin", "flags", filepath.Join("launchpad", "configs")} {

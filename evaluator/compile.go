@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/flagsnap/flagsnap/internal/suggest"
 )
 
 // opcode names one operator of the targeting language.
@@ -110,6 +113,14 @@ var operators = map[string]opcode{
 	"sem_ver":       opSemVer,
 	"fractional":    opFractional,
 }
+
+// operatorNames are the keys of operators, sorted: the names a misspelt
+// operator is compared with.
+var operatorNames = slices.Sorted(maps.Keys(operators))
+
+// OperatorNames lists the operators a rule may use, sorted; the deprecated
+// fractionalEvaluation, which still compiles, is not one of them.
+func OperatorNames() []string { return slices.Clone(operatorNames) }
 
 // legacyFractional is flagd's deprecated spelling of fractional, whose
 // first argument names a context property instead of being an expression.
@@ -299,33 +310,91 @@ func unknown() *node {
 // unresolvedRef takes the place of a {"$ref": …} that names nothing when
 // the loader substitutes $evaluators, so that the rest of the rule is still
 // compiled, and checked, around it.
-type unresolvedRef struct{}
+type unresolvedRef struct {
+	// err is the problem the loader reports at the $ref, which the part
+	// answers when an evaluation reaches it.
+	err *CompileError
+}
+
+// problem is what the part where the $ref stands answers.
+func (u unresolvedRef) problem() error {
+	if u.err == nil {
+		return errRefToNothing
+	}
+	return u.err
+}
 
 // errUnresolved is constValue's answer for a constant holding an
 // unresolvedRef, which is not a problem of its own.
 var errUnresolved = errors.New("unresolved $ref")
 
+// firstUnresolved is the problem of the $ref in data that names nothing
+// and is written first (the one the loader reports first), or
+// errRefToNothing when none says where it is.
+func firstUnresolved(raw any) error {
+	if first := earliestRef(raw, nil); first != nil {
+		return first
+	}
+	return errRefToNothing
+}
+
+// earliestRef is firstUnresolved's walk; first is the problem found so far.
+func earliestRef(raw any, first *CompileError) *CompileError {
+	switch t := raw.(type) {
+	case unresolvedRef:
+		if t.err != nil && (first == nil || slices.Compare(t.err.at, first.at) < 0) {
+			first = t.err
+		}
+	case map[string]any:
+		for _, v := range t {
+			first = earliestRef(v, first)
+		}
+	case []any:
+		for _, v := range t {
+			first = earliestRef(v, first)
+		}
+	}
+	return first
+}
+
 // errRefToNothing is what the part of a rule where a $ref could not be
-// substituted answers when it is reached, as flagd answers it; the loader
-// reports the $ref itself, at its place.
+// substituted answers when it is reached and the $ref's own problem is not
+// at hand (within a constant); the loader reports the $ref itself, at its
+// place.
 var errRefToNothing = errors.New("a $ref names no entry of $evaluators")
 
-// CompileError says why a targeting rule cannot be used.
+// CompileError says why a part of a targeting rule cannot be used.
 type CompileError struct {
-	Path string // where in the rule, e.g. "if[1].in"
+	// Path is where in the rule, e.g. "targeting.if[1].in"; empty for the
+	// problem of a $ref, which Error gives as a pointer.
+	Path string
 	Msg  string
 
 	// at is Path as keys and indexes, for FlagProblem.Path: the spelled-out
 	// Path cannot be read back when a key holds '.' or '['.
 	at []string
+	// pointer is where the part is in the document, as FlagProblem.Pointer
+	// writes it, once the loader knows where the flag is; "" before.
+	pointer string
+	// hint is how the part may be mended, when that is plain from what is
+	// written: `did you mean "ends_with"?` for a misspelt operator.
+	hint string
 }
 
-// Error says where the rule is wrong and why.
+// Error says where the rule is wrong, as a JSON Pointer into the document
+// (the path flagsnap validate and the load warning give), and why.
 func (e *CompileError) Error() string {
-	if e.Path == "" {
-		return e.Msg
+	msg := e.Msg
+	if e.hint != "" {
+		msg += "; " + e.hint
 	}
-	return e.Path + ": " + e.Msg
+	switch {
+	case e.pointer != "":
+		return e.pointer + ": " + msg
+	case e.Path != "":
+		return e.Path + ": " + msg
+	}
+	return msg
 }
 
 func compileErr(at *loc, format string, args ...any) error {
@@ -399,7 +468,7 @@ func (c *compiler) compile(raw any, at *loc) (*node, error) {
 	case *op1:
 		return c.compileOp(t.key, t.val, c.loc(at.key(t.key)))
 	case unresolvedRef:
-		return broken(errRefToNothing, false), nil
+		return broken(t.problem(), false), nil
 	case []any:
 		mark := len(c.errs)
 		n := &node{op: opArray, list: true, args: make([]*node, 0, len(t))}
@@ -430,7 +499,7 @@ func (c *compiler) constant(raw any, at *loc) (*node, error) {
 	v, err := constValue(raw)
 	switch {
 	case errors.Is(err, errUnresolved):
-		return broken(errRefToNothing, false), nil
+		return broken(firstUnresolved(raw), false), nil
 	case err != nil:
 		c.whole = true
 		return c.fail(compileErr(at, "%v", err))
@@ -524,13 +593,14 @@ func (c *compiler) compileOp(name string, raw any, at *loc) (*node, error) {
 	if !ok && name != legacyFractional {
 		// Its arguments are not compiled: what they mean depends on the
 		// operator meant.
-		err := compileErr(at, "unknown operator %q", name)
+		err := &CompileError{Path: at.String(), Msg: fmt.Sprintf("unknown operator %q", name), at: at.segments(),
+			hint: suggest.Hint(name, operatorNames)}
 		c.fail(err)
 		return broken(err, false), err
 	}
-	if _, ok := raw.(unresolvedRef); ok {
+	if u, ok := raw.(unresolvedRef); ok {
 		// Its arguments are what the $ref would have given.
-		return broken(errRefToNothing, false), nil
+		return broken(u.problem(), false), nil
 	}
 	if name == legacyFractional {
 		return c.compileLegacyFractional(raw, at)

@@ -53,13 +53,19 @@ type Error struct {
 	text string
 }
 
-// Error names the flag, then says what went wrong. The provider asks every
-// failed evaluation for its message, so it is built in one buffer of the
-// right size rather than through fmt.
+// Error names the flag, then says what went wrong. A message made once is
+// read where it is kept, in a call small enough to inline: the provider
+// asks it of every evaluation of a missing key.
 func (e *Error) Error() string {
 	if e.text != "" {
 		return e.text
 	}
+	return e.format()
+}
+
+// format builds the message in one buffer of the right size rather than
+// through fmt: the provider asks every failed evaluation for its message.
+func (e *Error) format() string {
 	var cause string
 	if e.Err != nil {
 		cause = e.Err.Error()
@@ -83,9 +89,30 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// ErrFlagNotFound is the error of every resolution of a key the flag set
-// does not have. It is shared, so it does not name the key.
-var ErrFlagNotFound = &Error{Code: CodeFlagNotFound, Msg: "flag not found"}
+// Is makes every error of a missing key, the shared ErrFlagNotFound and
+// those that name the key (FlagSet.NotFound), match ErrFlagNotFound for
+// errors.Is.
+func (e *Error) Is(target error) bool {
+	return target == error(ErrFlagNotFound) && e.Code == CodeFlagNotFound
+}
+
+// ErrFlagNotFound is the error of a key the flag set does not have once
+// the set keeps no more errors that name the key (see FlagSet.NotFound).
+// It is shared, so it does not name the key; errors.Is matches every error
+// of a missing key with it.
+var ErrFlagNotFound = &Error{Code: CodeFlagNotFound, Msg: "flag not found", text: "flag not found"}
+
+// notFound is the error of a missing key that names it: `flag "KEY" not
+// found`, and `; did you mean "OTHER"?` when hint is that question.
+func notFound(key, hint string) *Error {
+	msg := "flag not found"
+	text := "flag " + strconv.Quote(key) + " not found"
+	if hint != "" {
+		msg += "; " + hint
+		text += "; " + hint
+	}
+	return &Error{Code: CodeFlagNotFound, Flag: key, Msg: msg, text: text}
+}
 
 // SyntaxError is a flag document that is not valid JSON or YAML. Line and
 // Column are 1-based; Column is 0 when the YAML parser does not report one.

@@ -2,6 +2,9 @@ package evaluator
 
 import (
 	"errors"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -42,5 +45,71 @@ func TestTypeMismatchNamesTheVariant(t *testing.T) {
 		if tc.got == nil || tc.got.Code != CodeTypeMismatch || tc.got.Error() != tc.want {
 			t.Errorf("got %v, want TYPE_MISMATCH %s", tc.got, tc.want)
 		}
+	}
+}
+
+// TestOperatorNamesCompile holds the names a misspelt operator is compared
+// with to what compiles.
+func TestOperatorNamesCompile(t *testing.T) {
+	names := OperatorNames()
+	if len(names) != len(operators) || !slices.IsSorted(names) || slices.Contains(names, legacyFractional) {
+		t.Fatalf("OperatorNames() = %q", names)
+	}
+	for _, name := range names {
+		doc := `{"flags": {"f": {"state": "ENABLED", "variants": {"a": "a"}, "defaultVariant": "a", "targeting": {` +
+			strconv.Quote(name) + `: [1, 2]}}}}`
+		for _, p := range mustLoad(t, doc).Problems() {
+			var ce *CompileError
+			if errors.As(p.Err, &ce) && strings.HasPrefix(ce.Msg, "unknown operator") {
+				t.Errorf("%q: %v", name, p.Err)
+			}
+		}
+	}
+}
+
+// A part of a rule that an evaluation reaches says where it is written, as
+// a JSON Pointer into the document (the one Problems and the load warning
+// give), and why, with a suggestion when the mistake is plain.
+func TestBrokenPartReached(t *testing.T) {
+	const evaluators = `"$evaluators": {"staff-only": {"in": ["@staff.com", {"var": "email"}]}}`
+	flag := func(key, rule string) string {
+		return `"` + key + `": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a", "targeting": ` + rule + `}`
+	}
+	for _, tt := range []struct {
+		name, doc, key, want string
+	}{
+		{"misspelt operator",
+			`{"flags": {` + flag("my-flag", `{"if": [{"ends_witth": [{"var": "email"}, "x"]}, "a", "b"]}`) + `}}`, "my-flag",
+			`flag "my-flag": /flags/my-flag/targeting/if/0/ends_witth: unknown operator "ends_witth"; did you mean "ends_with"?`},
+		{"unknown operator, nothing near",
+			`{"flags": {` + flag("f", `{"if": [true, {"frobnicate": 1}, "b"]}`) + `}}`, "f",
+			`flag "f": /flags/f/targeting/if/1/frobnicate: unknown operator "frobnicate"`},
+		{"flags as an array: the pointer has the index",
+			`{"flags": [{"key": "f", "state": "ENABLED", "variants": {"a": "a"}, "defaultVariant": "a", "targeting": {"startsWith": [{"var": "x"}, "y"]}}]}`, "f",
+			`flag "f": /flags/0/targeting/startsWith: unknown operator "startsWith"; did you mean "starts_with"?`},
+		{"a key holding a slash",
+			`{"flags": {` + flag("team/f~1", `{"in": 5}`) + `}}`, "team/f~1",
+			`flag "team/f~1": /flags/team~1f~01/targeting/in: in needs an array of arguments`},
+		{"misspelt $ref",
+			`{` + evaluators + `, "flags": {` + flag("f", `{"if": [{"$ref": "staf-only"}, "a", "b"]}`) + `}}`, "f",
+			`flag "f": /flags/f/targeting/if/0/$ref: $ref "staf-only" names no entry of $evaluators; did you mean "staff-only"?`},
+		{"$ref in data",
+			`{` + evaluators + `, "flags": {` + flag("f", `{"in": ["a", [1, {"$ref": "nope"}]], "k": 1}`) + `}}`, "f",
+			`flag "f": /flags/f/targeting/in/1/1/$ref: $ref "nope" names no entry of $evaluators`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			set := mustLoad(t, tt.doc)
+			r := set.ResolveString(tt.key, "d", nil)
+			if r.Err == nil || r.Err.Code != CodeParseError || r.Err.Error() != tt.want {
+				t.Fatalf("got  %v\nwant %s", r.Err, tt.want)
+			}
+			p := set.Problems()[0]
+			if got := `flag "` + tt.key + `": ` + p.Err.Error(); !p.WhenReached || got != tt.want {
+				t.Errorf("problem %s (WhenReached %v)", got, p.WhenReached)
+			}
+			if !strings.HasPrefix(tt.want, `flag "`+tt.key+`": `+p.Pointer()+": ") {
+				t.Errorf("the message does not start with the problem's pointer %s", p.Pointer())
+			}
+		})
 	}
 }

@@ -113,7 +113,9 @@ func (s *FlagSet) Explain(key string, ctx map[string]any) (Explanation, error) {
 	f := s.index.get(key)
 	x := Explanation{Flag: key, FractionalVersion: s.version}
 	if f == nil {
-		err := &Error{Code: CodeFlagNotFound, Flag: key, Msg: "flag not found"}
+		// Made afresh, not kept: an explanation is asked for by a person,
+		// who is owed the key even past the bound of NotFound.
+		err := s.notFoundError(key)
 		x.Reason, x.Err, x.Metadata = ReasonError, err, s.metadata
 		return x, err
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/flagsnap/flagsnap/fractional"
+	"github.com/flagsnap/flagsnap/internal/suggest"
 )
 
 // FlagSet is a compiled, immutable flag set. It is safe for concurrent use:
@@ -40,6 +41,11 @@ type FlagSet struct {
 	id, from uint64
 	fresh    []*flag
 	reused   int
+	// missing is shared by the sets WithEnrichment makes, which have the
+	// same keys.
+	missing *missingKeys
+	// brokenWhole and brokenPartly are BrokenFlags' counts.
+	brokenWhole, brokenPartly int
 }
 
 // flag is one compiled flag. Its size is most of the memory of a large set:
@@ -174,6 +180,7 @@ func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 	if err != nil {
 		return nil, err
 	}
+	set.countBroken()
 	if cfg.strict && len(set.problems) > 0 {
 		return nil, &ValidationError{Problems: set.problems}
 	}
@@ -361,6 +368,7 @@ func (l *loader) finish(set *FlagSet, top map[string]any, defs flagDefs) *FlagSe
 	}
 	set.index = index
 	set.absent = &flag{defaultIdx: -1, metadata: set.metadata}
+	set.missing = &missingKeys{}
 	setMeta := canonicalAppend(nil, set.metadata)
 	for def := range defs.all() {
 		if def.problem != nil {
@@ -839,9 +847,7 @@ func (l *loader) compileFields(fd *flagDef, def *defFields) (*flag, []FlagProble
 	// so that the first, which the flag answers, is the one it answered
 	// when the loader stopped there.
 	var problems []FlagProblem
-	add := func(err error, at ...string) {
-		problems = append(problems, FlagProblem{Flag: key, Path: fd.path(at...), Err: err})
-	}
+	add := func(err error, at ...string) { problems = append(problems, fd.problemAt(err, at...)) }
 	variantsOK := true
 	for _, p := range f.setVariants(def, l) {
 		add(p.err, p.at...)
@@ -874,6 +880,17 @@ func (l *loader) compileFields(fd *flagDef, def *defFields) (*flag, []FlagProble
 	}
 	l.putRule(f, rule, shared)
 	return f, problems
+}
+
+// problemAt is err as a problem of the flag fd defines, at at within the
+// definition. An evaluation that reaches a part of the rule with the
+// problem says where it is as the problem does.
+func (fd *flagDef) problemAt(err error, at ...string) FlagProblem {
+	path := fd.path(at...)
+	if ce, ok := err.(*CompileError); ok {
+		ce.pointer = jsonPointer(path)
+	}
+	return FlagProblem{Flag: fd.key, Path: path, Err: err}
 }
 
 // mergeMetadata is a flag's metadata: its own over the flag set's.
@@ -1156,6 +1173,9 @@ func (l *loader) resolveRefs(raw any) (any, []issue) {
 		p := &s.problems[i]
 		p.at = append(p.at, "targeting")
 		slices.Reverse(p.at)
+		if ce, ok := p.err.(*CompileError); ok {
+			ce.at = p.at
+		}
 	}
 	// Objects are walked in no set order: the first problem, which the
 	// flag answers, must not change from one load to the next.
@@ -1237,11 +1257,11 @@ func (s *substitution) merge(t map[string]any, name string) (any, bool) {
 	}
 	ev, found := s.l.evaluators[name]
 	if !found {
-		return s.unresolved(fmt.Errorf("$ref %q names no entry of $evaluators", name))
+		return s.evaluator(name) // the problem of a $ref to nothing
 	}
 	body, ok := ev.(map[string]any)
 	if !ok {
-		return s.unresolved(fmt.Errorf("$ref %q is used inside an object but is not an object", name))
+		return s.unresolved(fmt.Sprintf("$ref %q is used inside an object but is not an object", name), "")
 	}
 	merged := make(map[string]any, len(t)-1+len(body))
 	for k, v := range t {
@@ -1260,15 +1280,18 @@ func (s *substitution) merge(t map[string]any, name string) (any, bool) {
 func (s *substitution) evaluator(name string) (any, bool) {
 	ev, found := s.l.evaluators[name]
 	if !found {
-		return s.unresolved(fmt.Errorf("$ref %q names no entry of $evaluators", name))
+		names := slices.Collect(maps.Keys(s.l.evaluators))
+		return s.unresolved(fmt.Sprintf("$ref %q names no entry of $evaluators", name), suggest.Hint(name, names))
 	}
 	return ev, true
 }
 
-// unresolved records the problem of a $ref, at its "$ref" member.
-func (s *substitution) unresolved(err error) (any, bool) {
+// unresolved records the problem of a $ref, at its "$ref" member, where
+// the part that stands for it says it is when an evaluation reaches it.
+func (s *substitution) unresolved(msg, hint string) (any, bool) {
+	err := &CompileError{Msg: msg, hint: hint}
 	s.problems = append(s.problems, issue{[]string{"$ref"}, err})
-	return unresolvedRef{}, true
+	return unresolvedRef{err: err}, true
 }
 
 // inside adds key to the paths of the problems from the n-th on, met

@@ -497,14 +497,14 @@ func TestEveryProblemOfAFlag(t *testing.T) {
 			`{` + vars + `, "defaultVariant": "c", "targeting": {"fractional": [["a", 50.5], ["b", 50]]}}`,
 			[]want{
 				{"/flags/f/defaultVariant", `defaultVariant "c" is not one of the variants`},
-				{"/flags/f/targeting/fractional", "targeting.fractional: invalid weights: bucket 0: fractional: weight is not a whole number: 50.5"},
+				{"/flags/f/targeting/fractional", "/flags/f/targeting/fractional: invalid weights: bucket 0: fractional: weight is not a whole number: 50.5"},
 			}},
 		{"two unknown operators and a var of a boolean",
 			`{` + vars + `, "defaultVariant": "a", "targeting": {"if": [{"startswith": [{"var": "email"}, "x"]}, {"nope": 1}, {"var": true}]}}`,
 			[]want{
-				{"/flags/f/targeting/if/0/startswith", `targeting.if[0].startswith: unknown operator "startswith"`},
-				{"/flags/f/targeting/if/1/nope", `targeting.if[1].nope: unknown operator "nope"`},
-				{"/flags/f/targeting/if/2/var", "targeting.if[2].var: var path must be a string, a number or [path, default]"},
+				{"/flags/f/targeting/if/0/startswith", `/flags/f/targeting/if/0/startswith: unknown operator "startswith"; did you mean "starts_with"?`},
+				{"/flags/f/targeting/if/1/nope", `/flags/f/targeting/if/1/nope: unknown operator "nope"`},
+				{"/flags/f/targeting/if/2/var", "/flags/f/targeting/if/2/var: var path must be a string, a number or [path, default]"},
 			}},
 		{"every variant of another type than the first, and one out of range",
 			`{"variants": {"a": 1, "b": "s", "c": 2, "d": 1e999, "e": true}}`,
@@ -522,30 +522,30 @@ func TestEveryProblemOfAFlag(t *testing.T) {
 		{"$refs to nothing, each where it is, and the rule around them checked",
 			`{` + vars + `, "defaultVariant": "a", "targeting": {"if": [{"$ref": "y"}, {"in": 5}, {"$ref": "x"}]}}`,
 			[]want{
-				{"/flags/f/targeting/if/0/$ref", `$ref "y" names no entry of $evaluators`},
-				{"/flags/f/targeting/if/2/$ref", `$ref "x" names no entry of $evaluators`},
-				{"/flags/f/targeting/if/1/in", "targeting.if[1].in: in needs an array of arguments"},
+				{"/flags/f/targeting/if/0/$ref", `/flags/f/targeting/if/0/$ref: $ref "y" names no entry of $evaluators`},
+				{"/flags/f/targeting/if/2/$ref", `/flags/f/targeting/if/2/$ref: $ref "x" names no entry of $evaluators`},
+				{"/flags/f/targeting/if/1/in", "/flags/f/targeting/if/1/in: in needs an array of arguments"},
 			}},
 		{"a $ref to nothing as an operator's arguments is no problem of the operator",
 			`{` + vars + `, "defaultVariant": "a", "targeting": {"if": {"$ref": "x"}, "fractional": [{"$ref": "x"}, ["a", 1]]}}`,
 			[]want{
-				{"/flags/f/targeting/fractional/0/$ref", `$ref "x" names no entry of $evaluators`},
-				{"/flags/f/targeting/if/$ref", `$ref "x" names no entry of $evaluators`},
+				{"/flags/f/targeting/fractional/0/$ref", `/flags/f/targeting/fractional/0/$ref: $ref "x" names no entry of $evaluators`},
+				{"/flags/f/targeting/if/$ref", `/flags/f/targeting/if/$ref: $ref "x" names no entry of $evaluators`},
 			}},
 		{"a $ref to nothing inside data that has a problem too",
 			`{` + vars + `, "defaultVariant": "a", "targeting": {"in": [{"var": "x"}, [1, {"$ref": "x"}]], "k": 1e999}}`,
 			[]want{
-				{"/flags/f/targeting/in/1/1/$ref", `$ref "x" names no entry of $evaluators`},
-				{"/flags/f/targeting", "targeting: number 1e999 is out of range"},
+				{"/flags/f/targeting/in/1/1/$ref", `/flags/f/targeting/in/1/1/$ref: $ref "x" names no entry of $evaluators`},
+				{"/flags/f/targeting", "/flags/f/targeting: number 1e999 is out of range"},
 			}},
 		{"a $ref to nothing inside data",
 			`{` + vars + `, "defaultVariant": "a", "targeting": {"in": [{"var": "x"}, [1, {"$ref": "x"}]], "k": 1}}`,
-			[]want{{"/flags/f/targeting/in/1/1/$ref", `$ref "x" names no entry of $evaluators`}}},
+			[]want{{"/flags/f/targeting/in/1/1/$ref", `/flags/f/targeting/in/1/1/$ref: $ref "x" names no entry of $evaluators`}}},
 		{"no variants: a default is not also said to name none",
 			`{"defaultVariant": "on", "targeting": {"nope": 1}}`,
 			[]want{
 				{"/flags/f/variants", `"variants" is missing`},
-				{"/flags/f/targeting/nope", `targeting.nope: unknown operator "nope"`},
+				{"/flags/f/targeting/nope", `/flags/f/targeting/nope: unknown operator "nope"`},
 			}},
 		{"no variants and a default of the wrong type",
 			`{"variants": {}, "defaultVariant": 3}`,
@@ -558,12 +558,12 @@ func TestEveryProblemOfAFlag(t *testing.T) {
 			[]want{{"/flags/f/variants/a", `variant "a": number 1e999 is out of range`}}},
 		{"an argument with a problem is not taken for a constant by the operation's checks",
 			`{` + vars + `, "defaultVariant": "a", "targeting": {"substr": {"var": [true]}}}`,
-			[]want{{"/flags/f/targeting/substr/var", "targeting.substr.var: var path must be a string"}}},
+			[]want{{"/flags/f/targeting/substr/var", "/flags/f/targeting/substr/var: var path must be a string"}}},
 		{"nested problems, inner first",
 			`{` + vars + `, "defaultVariant": "a", "targeting": {"merge": [{"<": 1}, {"missing": {"fractionalEvaluation": 1}}]}}`,
 			[]want{
-				{"/flags/f/targeting/merge/0/<", "targeting.merge[0].<: < needs an array of arguments"},
-				{"/flags/f/targeting/merge/1/missing/fractionalEvaluation", "targeting.merge[1].missing.fractionalEvaluation: fractionalEvaluation needs a property name and buckets"},
+				{"/flags/f/targeting/merge/0/<", "/flags/f/targeting/merge/0/<: < needs an array of arguments"},
+				{"/flags/f/targeting/merge/1/missing/fractionalEvaluation", "/flags/f/targeting/merge/1/missing/fractionalEvaluation: fractionalEvaluation needs a property name and buckets"},
 			}},
 	}
 	for _, tt := range tests {
@@ -597,7 +597,7 @@ func TestEveryProblemOfAFlag(t *testing.T) {
 				if n := logs.Count(`level=WARN msg="a part of the flag's rule cannot be evaluated`); n != 1 {
 					t.Errorf("%d warnings logged, want 1:\n%s", n, logs.String())
 				}
-				if r.Err == nil || r.Err.Code != CodeParseError || !strings.HasPrefix(r.Err.Error(), `flag "f": targeting`) || r.Value != "default" {
+				if r.Err == nil || r.Err.Code != CodeParseError || !strings.HasPrefix(r.Err.Error(), `flag "f": /flags/f/targeting`) || r.Value != "default" {
 					t.Errorf("the flag answers %+v, want PARSE_ERROR for a part it reached", r)
 				}
 			} else {

@@ -52,15 +52,23 @@ func (x *flagIndex) get(key string) *flag {
 // lookup returns the flag with key and its index (see FlagSet.Slots), or
 // nil and -1.
 func (x *flagIndex) lookup(key string) (*flag, int) {
+	f, i, _ := x.find(key)
+	return f, i
+}
+
+// find is lookup that also returns key's hash, which the errors of missing
+// keys are kept by (see FlagSet.NotFound).
+func (x *flagIndex) find(key string) (*flag, int, uint64) {
+	h := keyHash(x.seed, key)
 	if len(x.slots) == 0 {
-		return nil, -1
+		return nil, -1, h
 	}
-	for i := keyHash(x.seed, key) & x.mask; ; i = (i + 1) & x.mask {
+	for i := h & x.mask; ; i = (i + 1) & x.mask {
 		switch f := x.slots[i]; {
 		case f == nil:
-			return nil, -1
+			return nil, -1, h
 		case f.key == key:
-			return f, int(i)
+			return f, int(i), h
 		}
 	}
 }

@@ -102,10 +102,12 @@ func (e *Evaluation) value() *variant {
 // Evaluate evaluates the flag key for the evaluation context ctx (the
 // flattened OpenFeature context; targetingKey is one of its keys). The
 // Resolve methods and the typed readers of Evaluation are built on it.
+// For a key the set does not define, the error is NotFound(key), found
+// with the hash the lookup took.
 func (s *FlagSet) Evaluate(key string, ctx map[string]any) Evaluation {
-	f, i := s.index.lookup(key)
+	f, i, h := s.index.find(key)
 	if f == nil {
-		return Evaluation{flag: s.absent, err: ErrFlagNotFound, at: served{index: -1, variant: -1, reason: ReasonError}}
+		return Evaluation{flag: s.absent, err: s.notFound(key, h), at: served{index: -1, variant: -1, reason: ReasonError}}
 	}
 	return s.evaluateFlag(f, i, ctx, nil)
 }

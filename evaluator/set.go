@@ -24,6 +24,27 @@ func (s *FlagSet) Len() int { return s.index.n }
 // answers PARSE_ERROR.
 func (s *FlagSet) Problems() []FlagProblem { return slices.Clone(s.problems) }
 
+// BrokenFlags counts the flags that answer PARSE_ERROR whatever the
+// context (whole) and those with a part of the rule that fails only the
+// evaluations that reach it (partly; see FlagProblem.WhenReached). The
+// counts are taken at load: reading them costs nothing.
+func (s *FlagSet) BrokenFlags() (whole, partly int) { return s.brokenWhole, s.brokenPartly }
+
+// countBroken takes the counts of BrokenFlags.
+func (s *FlagSet) countBroken() {
+	for _, f := range s.index.slots {
+		if f != nil && f.broken != nil {
+			s.brokenWhole++
+		}
+	}
+	for i, p := range s.problems {
+		// A flag's problems are listed together.
+		if p.WhenReached && (i == 0 || s.problems[i-1].Flag != p.Flag) {
+			s.brokenPartly++
+		}
+	}
+}
+
 // WithEnrichment returns a flag set that shares this one's compiled flags
 // and adds enrich to the data of every evaluation (after $flagd and before
 // the caller's context). The map must not be modified afterwards.

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -67,6 +68,7 @@ type config struct {
 	enforcement    *keepalive.EnforcementPolicy
 	params         *keepalive.ServerParameters
 	streamDeadline time.Duration
+	logger         *slog.Logger
 }
 
 // WithFlags sets the flag set served to calls without a selector. Without
@@ -151,6 +153,14 @@ func WithStreamDeadline(d time.Duration) Option {
 	return func(c *config) { c.streamDeadline = d }
 }
 
+// WithLogger logs, at INFO, each SyncFlags stream that opens and the first
+// flag set sent on it, with the follower's address, provider id and
+// selector, so that a server's operator sees who follows it. Without it the
+// server logs nothing.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger = l }
+}
+
 // Server is a flagd sync server. Its methods are safe for concurrent use.
 type Server struct {
 	// Fixed by New: where the server behaves as flagd does rather than
@@ -158,6 +168,7 @@ type Server struct {
 	flagdSource    *string             // WithFlagdEncoding's source; nil sends documents as given
 	serverOpts     []grpc.ServerOption // keepalive enforcement and parameters
 	streamDeadline time.Duration
+	log            *slog.Logger
 
 	caPEM   []byte
 	tlsConf *tls.Config
@@ -213,6 +224,10 @@ func New(opts ...Option) (*Server, error) {
 		changed:        make(chan struct{}),
 		resps:          make(map[string]*response),
 		streamDeadline: c.streamDeadline,
+		log:            c.logger,
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
 	}
 	if c.flagd {
 		s.flagdSource = &c.flagdSource

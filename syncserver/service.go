@@ -3,6 +3,7 @@ package syncserver
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"buf.build/gen/go/open-feature/flagd/grpc/go/flagd/sync/v1/syncv1grpc"
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
@@ -83,7 +85,9 @@ func (svc *service) SyncFlags(req *syncv1.SyncFlagsRequest, stream grpc.ServerSt
 		s.mu.Unlock()
 	}()
 
-	for {
+	follower := followerAttrs(ctx, r, sub.selector)
+	s.log.LogAttrs(ctx, slog.LevelInfo, "stream opened", follower...)
+	for sent := false; ; {
 		s.mu.Lock()
 		pending := sub.queue
 		sub.queue = nil
@@ -93,6 +97,11 @@ func (svc *service) SyncFlags(req *syncv1.SyncFlagsRequest, stream grpc.ServerSt
 			// codec sends a *response as its shared encoding.
 			if err := stream.SendMsg(m.resp); err != nil {
 				return err
+			}
+			if !sent {
+				sent = true
+				wire, _ := m.resp.encode() // encoded already, to be sent
+				s.log.LogAttrs(ctx, slog.LevelInfo, "first flag set sent", append(follower, slog.Int("bytes", len(wire)))...)
 			}
 		}
 		select {
@@ -203,6 +212,19 @@ func (svc *service) recordRequest(ctx context.Context, method, providerID, selec
 	svc.s.requests = append(svc.s.requests, r)
 	svc.s.mu.Unlock()
 	return r
+}
+
+// followerAttrs name the follower of a stream in the log: its address,
+// the provider id it gave and the selector in force.
+func followerAttrs(ctx context.Context, r Request, selector string) []slog.Attr {
+	addr := "unknown"
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		// A unix socket's client has no address of its own.
+		if addr = p.Addr.String(); addr == "" || addr == "@" {
+			addr = p.Addr.Network()
+		}
+	}
+	return []slog.Attr{slog.String("follower", addr), slog.String("providerId", r.ProviderID), slog.String("selector", selector)}
 }
 
 func firstValue(vs []string) string {

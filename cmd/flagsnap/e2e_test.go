@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +143,13 @@ func TestBinaryServe(t *testing.T) {
 	}
 	if c := str(p, "color", nil); c != "red" {
 		t.Fatalf("color %q", c)
+	}
+	// The follower is logged before the file changes.
+	for _, want := range []string{`"stream opened"`, `"first flag set sent"`} {
+		re := regexp.MustCompile(`^level=INFO msg=` + want + ` follower=127\.0\.0\.1:\d+ providerId="" selector=""`)
+		if l := next(); !re.MatchString(l) {
+			t.Errorf("line %q, want %s", l, re)
+		}
 	}
 	writeFile(t, path, colorDoc("blue"))
 	if ev := nextEvent(t, p, openfeature.ProviderConfigChange); len(ev.FlagChanges) != 1 || ev.FlagChanges[0] != "color" {

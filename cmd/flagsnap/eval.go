@@ -67,7 +67,7 @@ func (c *cmd) eval(args []string) int {
 		return c.fail(exitBadInput, "%v", err)
 	}
 	if !hasFlag(set, key) {
-		return c.fail(exitBadInput, "flag %q is not defined in %s", key, path)
+		return c.fail(exitBadInput, "%v", undefinedFlag(set, key, path))
 	}
 	var r result
 	if *typ == "" {

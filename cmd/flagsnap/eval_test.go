@@ -62,7 +62,7 @@ func TestEval(t *testing.T) {
 			name: "a flag with a problem",
 			args: []string{testdata("bad.json"), "ops"},
 			code: exitNegative,
-			want: "value     (the caller's default)\nreason    ERROR\nerror     PARSE_ERROR: flag \"ops\": targeting.if[0].startswith: unknown operator \"startswith\"\n",
+			want: "value     (the caller's default)\nreason    ERROR\nerror     PARSE_ERROR: flag \"ops\": /flags/ops/targeting/if/0/startswith: unknown operator \"startswith\"; did you mean \"starts_with\"?\n",
 		},
 	}
 	for _, tt := range tests {
@@ -114,6 +114,7 @@ func TestEvalBadInput(t *testing.T) {
 		{"missing file", []string{"missing.json", "a"}, []string{"missing.json", "no such file or directory"}},
 		{"file that does not load", []string{testdata("syntax.json"), "a"}, []string{"syntax.json", "invalid JSON at line 6, column 7"}},
 		{"unknown flag", []string{flags, "nope"}, []string{`flag "nope" is not defined in testdata/flags.json`}},
+		{"misspelt flag", []string{flags, "new-chekout"}, []string{`flag "new-chekout" is not defined in testdata/flags.json; did you mean "new-checkout"?`}},
 		{"invalid context", []string{flags, "new-checkout", "--context", `{"email": }`}, []string{"--context is not a JSON object", "invalid character"}},
 		{"context not an object", []string{flags, "new-checkout", "--context", `[1]`}, []string{"--context is not a JSON object"}},
 		{"context null", []string{flags, "new-checkout", "--context", `null`}, []string{"--context is not a JSON object: null"}},
@@ -122,7 +123,7 @@ func TestEvalBadInput(t *testing.T) {
 		{"unknown type", []string{flags, "new-checkout", "--type", "boolean"}, []string{`--type must be bool, string, int, float, object, not "boolean"`}},
 		{"unknown version", []string{flags, "new-checkout", "--fractional", "v4"}, []string{`--fractional must be v1, v2 or v3, not "v4"`}},
 		{"missing flag argument", []string{flags}, []string{"want FILE and FLAG, got 1 argument(s)"}},
-		{"unknown option", []string{flags, "new-checkout", "--explian"}, []string{"flag provided but not defined: -explian", "flagsnap eval --help"}},
+		{"unknown option", []string{flags, "new-checkout", "--explian"}, []string{"unknown option --explian; did you mean --explain?", "flagsnap eval --help"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,6 +147,13 @@ func TestHelp(t *testing.T) {
 					t.Errorf("%s %s does not say %q:\n%s", command, opt, want, stdout)
 				}
 			}
+			// The list of options writes them as the usage does.
+			_, list, _ := strings.Cut(stdout, "\nOptions:\n")
+			for _, line := range strings.Split(strings.TrimRight(list, "\n"), "\n") {
+				if !strings.HasPrefix(line, "  --") && !strings.HasPrefix(line, "    \t") {
+					t.Errorf("%s %s: option line %q", command, opt, line)
+				}
+			}
 		}
 	}
 	stdout, _, code := runCmd(t, "--help")
@@ -158,5 +166,48 @@ func TestHelp(t *testing.T) {
 	_, stderr, code = runCmd(t)
 	if code != exitBadInput || !strings.Contains(stderr, "Usage:") {
 		t.Errorf("no arguments: status %d, stderr %s", code, stderr)
+	}
+}
+
+// An evaluation that reaches a broken part says where it is and why as
+// flagsnap validate does, with the same JSON Pointer, and the suggestion
+// validate gives as its fix when it is one.
+func TestEvalSaysWhatValidateSays(t *testing.T) {
+	bad := testdata("bad.json")
+	stdout, _, _ := runCmd(t, "validate", "--format", "json", bad)
+	var report struct {
+		Files []fileReport `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
+		t.Fatal(err)
+	}
+	byFlag := map[string]problem{}
+	for _, p := range report.Files[0].Problems {
+		if p.Source == "flagsnap" {
+			byFlag[p.Flag] = p
+		}
+	}
+	for _, tt := range []struct {
+		flag     string
+		withHint bool // validate's fix is the evaluation's suggestion
+	}{
+		{"ops", true},
+		{"refs", false},
+	} {
+		t.Run(tt.flag, func(t *testing.T) {
+			p := byFlag[tt.flag]
+			want := `flag "` + tt.flag + `": ` + p.Path + ": " + p.Message
+			if tt.withHint {
+				want += "; " + p.Fix
+			}
+			stdout, _, code := runCmd(t, "eval", "--format", "json", bad, tt.flag)
+			var r result
+			if err := json.Unmarshal([]byte(stdout), &r); err != nil || code != exitNegative {
+				t.Fatalf("eval: %v, exit %d: %s", err, code, stdout)
+			}
+			if r.Error != "PARSE_ERROR" || r.Message != want {
+				t.Errorf("eval says %s %q\nvalidate says %q", r.Error, r.Message, want)
+			}
+		})
 	}
 }

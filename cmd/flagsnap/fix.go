@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flagsnap/flagsnap/evaluator"
 	"github.com/flagsnap/flagsnap/fractional"
+	"github.com/flagsnap/flagsnap/internal/suggest"
 )
 
 // fixer says how to mend the problems of one document (schemaInstance,
@@ -71,8 +73,8 @@ func (fx *fixer) fix(path []string) string {
 			return fixVar(v)
 		}
 		if !slices.Contains(operatorNames, last) {
-			if near := nearest(last, operatorNames); near != "" {
-				return fmt.Sprintf("did you mean %q?", near)
+			if hint := suggest.Hint(last, operatorNames); hint != "" {
+				return hint
 			}
 		}
 		return ""
@@ -209,8 +211,8 @@ func fixDefault(def map[string]any, v any) string {
 	if _, found := variants[s]; found {
 		return ""
 	}
-	if near := nearest(s, names); near != "" {
-		return fmt.Sprintf("did you mean %q?", near)
+	if hint := suggest.Hint(s, names); hint != "" {
+		return hint
 	}
 	return "use one of the variants: " + quoteList(names)
 }
@@ -234,8 +236,8 @@ func (fx *fixer) fixRef(v any) string {
 		}
 		slices.Sort(fx.evaluators)
 	}
-	if near := nearest(name, fx.evaluators); near != "" {
-		return fmt.Sprintf("did you mean %q?", near)
+	if hint := suggest.Hint(name, fx.evaluators); hint != "" {
+		return hint
 	}
 	return fmt.Sprintf("add %q to \"$evaluators\"", name)
 }
@@ -345,76 +347,9 @@ func fixBucket(v any) string {
 	return ""
 }
 
-// operatorNames are the operators the evaluator knows, flagd's and
-// JSONLogic's, for "did you mean" (a test holds it to the evaluator).
-var operatorNames = []string{
-	"var", "and", "or", "if", "?:", "!", "!!", "==", "!=", "===", "!==", "<", "<=", ">", ">=",
-	"+", "-", "*", "/", "%", "min", "max", "abs", "cat", "substr", "in", "merge", "map", "filter",
-	"reduce", "all", "some", "none", "missing", "missing_some", "set", "contains_all", "contains_any",
-	"contains_none", "starts_with", "ends_with", "sem_ver", "fractional",
-}
-
-// nearest is the candidate a misspelt name most likely meant: the same but
-// for case and separators ("startsWith", "starts-with"), or an edit away
-// for every four letters (a typo, not another word: "nope" is not "none");
-// "" when none is that close, or two are. Names are compared in time that
-// grows with the square of their length: long names, or too many
-// candidates, get no suggestion.
-func nearest(name string, candidates []string) string {
-	const longest, most = 64, 1024
-	normalize := func(s string) string { return separators.Replace(strings.ToLower(s)) }
-	n := normalize(name)
-	if len(n) > longest || len(candidates) > most {
-		return ""
-	}
-	best, bestDist, ties := "", len(n), 0
-	for _, c := range candidates {
-		c2 := normalize(c)
-		if diff := max(len(c2), len(n)) - min(len(c2), len(n)); diff > 0 && 4*diff >= len(n) {
-			continue // at least diff edits away: too far to count
-		}
-		d := editDistance(n, c2)
-		switch {
-		case d < bestDist:
-			best, bestDist, ties = c, d, 0
-		case d == bestDist:
-			ties++
-		}
-	}
-	if best == "" || ties > 0 || bestDist > 0 && 4*bestDist >= len(n) {
-		return ""
-	}
-	return best
-}
-
-// separators are what nearest ignores in names.
-var separators = strings.NewReplacer("_", "", "-", "", " ", "")
-
-// editDistance counts the insertions, deletions, substitutions and
-// transpositions of adjacent bytes that turn a into b.
-func editDistance(a, b string) int {
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
-}
+// operatorNames are the operators the evaluator knows, which "did you
+// mean" offers, as the evaluator's own errors do.
+var operatorNames = evaluator.OperatorNames()
 
 func quoteList(names []string) string {
 	const most = 6

@@ -1,13 +1,6 @@
 package main
 
-import (
-	"errors"
-	"strconv"
-	"strings"
-	"testing"
-
-	"github.com/flagsnap/flagsnap/evaluator"
-)
+import "testing"
 
 // TestFixes gives the fix of each problem that has an obvious one, and
 // none where the document does not show what was meant.
@@ -89,43 +82,5 @@ func TestFixes(t *testing.T) {
 			}
 			t.Errorf("no problem at %s, only at %q", tt.path, found)
 		})
-	}
-}
-
-func TestNearest(t *testing.T) {
-	candidates := []string{"on", "off", "enabled", "disabled", "starts_with", "ends_with", "none", "some"}
-	for _, tt := range []struct{ name, want string }{
-		{"startswith", "starts_with"},
-		{"StartsWith", "starts_with"},
-		{"ends-with", "ends_with"},
-		{"disabeld", "disabled"},
-		{"enabeld", "enabled"},
-		{"of", ""},   // too short to be sure
-		{"nope", ""}, // another word
-		{"nome", ""}, // as near "none" as "some"
-		{"xyzzy", ""},
-	} {
-		if got := nearest(tt.name, candidates); got != tt.want {
-			t.Errorf("nearest(%q) = %q, want %q", tt.name, got, tt.want)
-		}
-	}
-}
-
-// TestOperatorNamesAreTheEvaluators holds the names "did you mean" offers to
-// what the evaluator compiles.
-func TestOperatorNamesAreTheEvaluators(t *testing.T) {
-	for _, name := range operatorNames {
-		doc := `{"flags": {"f": {"state": "ENABLED", "variants": {"a": "a"}, "defaultVariant": "a", "targeting": {` +
-			strconv.Quote(name) + `: [1, 2]}}}}`
-		set, err := evaluator.Load([]byte(doc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range set.Problems() {
-			var ce *evaluator.CompileError
-			if errors.As(p.Err, &ce) && strings.HasPrefix(ce.Msg, "unknown operator") {
-				t.Errorf("%q: %v", name, p.Err)
-			}
-		}
 	}
 }

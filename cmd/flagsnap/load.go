@@ -10,6 +10,7 @@ import (
 
 	"github.com/flagsnap/flagsnap/evaluator"
 	"github.com/flagsnap/flagsnap/fractional"
+	"github.com/flagsnap/flagsnap/internal/suggest"
 )
 
 // loadFlags reads and compiles a flag file as the provider does, with
@@ -76,6 +77,15 @@ func readContext(inline, file string) (map[string]any, error) {
 // hasFlag reports whether the set defines key.
 func hasFlag(set *evaluator.FlagSet, key string) bool {
 	return slices.Contains(set.Keys(), key)
+}
+
+// undefinedFlag is the error of a key the set read from path does not
+// define, with the key it most likely meant, as the provider says it.
+func undefinedFlag(set *evaluator.FlagSet, key, path string) error {
+	if hint := suggest.Hint(key, set.Keys()); hint != "" {
+		return fmt.Errorf("flag %q is not defined in %s; %s", key, path, hint)
+	}
+	return fmt.Errorf("flag %q is not defined in %s", key, path)
 }
 
 // result is a resolution whatever its type.

@@ -8,8 +8,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/flagsnap/flagsnap/internal/suggest"
 )
 
 // Exit statuses shared by every command.
@@ -96,11 +99,59 @@ func (c *cmd) newFlagSet(usage string) *flag.FlagSet {
 	c.printUsage = func() {
 		fmt.Fprint(c.stdout, usage)
 		fmt.Fprintln(c.stdout, "\nOptions:")
-		fs.SetOutput(c.stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		printOptions(c.stdout, fs)
 	}
 	return fs
+}
+
+// printOptions lists a command's options as its usage writes them, with
+// two dashes (the flag package's own list has one), each with what it does
+// and its default.
+func printOptions(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		kind, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if kind != "" {
+			line += " " + kind
+		}
+		fmt.Fprintf(w, "%s\n    \t%s", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if def := defaultText(f); def != "" {
+			fmt.Fprintf(w, " (default %s)", def)
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+// defaultText is an option's default as the list gives it, "" for none.
+func defaultText(f *flag.Flag) string {
+	switch f.DefValue {
+	case "", "false", "0", "0s":
+		return ""
+	}
+	if g, ok := f.Value.(flag.Getter); ok {
+		if _, isString := g.Get().(string); isString {
+			return strconv.Quote(f.DefValue)
+		}
+	}
+	return f.DefValue
+}
+
+// optionError is the flag package's error in the words of the commands:
+// options with two dashes, and the option a misspelt one most likely
+// meant.
+func optionError(fs *flag.FlagSet, err error) string {
+	msg := err.Error()
+	if name, unknown := strings.CutPrefix(msg, "flag provided but not defined: -"); unknown {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		msg = "unknown option --" + name
+		if near := suggest.Nearest(name, names); near != "" {
+			msg += "; did you mean --" + near + "?"
+		}
+		return msg
+	}
+	fs.VisitAll(func(f *flag.Flag) { msg = strings.ReplaceAll(msg, " -"+f.Name, " --"+f.Name) })
+	return msg
 }
 
 // errHelp means --help was asked for and answered.
@@ -124,7 +175,7 @@ func (c *cmd) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 				c.printUsage()
 				return nil, errHelp
 			}
-			return nil, fmt.Errorf("%v (see flagsnap %s --help)", err, c.name)
+			return nil, fmt.Errorf("%s (see flagsnap %s --help)", optionError(fs, err), c.name)
 		}
 		args = fs.Args()
 		if len(args) == 0 {

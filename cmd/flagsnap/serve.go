@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,7 +38,9 @@ flagd reads them:
   source=NAME, NAME  the flags of the file NAME: its name, its path or its
                      file: URI
 --context-value sets the sync context sent with the flags and the
-GetMetadata answer, as flagd's option of that name does.
+GetMetadata answer, as flagd's option of that name does. Each follower's
+stream is logged when it opens and when its first flag set is sent, with
+the follower's address, provider id and selector.
 
 Example:
   flagsnap serve flags.json
@@ -109,15 +112,15 @@ func (c *cmd) serve(ctx context.Context, args []string) int {
 		return status
 	}
 	files, err := f.readFiles(pos[0], optionGiven(fs, "addr"))
+	out := &lockedWriter{w: c.stdout}
 	var srv *syncserver.Server
 	if err == nil {
-		srv, err = f.startServer(files)
+		srv, err = f.startServer(files, serveLogger(out))
 	}
 	if err != nil {
 		return c.fail(exitBadInput, "%v", err)
 	}
 	defer srv.Close()
-	out := &lockedWriter{w: c.stdout}
 	fmt.Fprintf(out, "serving %s on %s%s\n", files[0].path, srv.Addr(), describeSources(files, f.certFile != ""))
 	return c.watchFiles(ctx, srv, files, out)
 }
@@ -153,10 +156,22 @@ func (f *serveFlags) readFiles(file string, addrSet bool) ([]servedFile, error) 
 	return files, nil
 }
 
+// serveLogger writes the server's lines among serve's own, which carry no
+// time either.
+func serveLogger(w io.Writer) *slog.Logger {
+	dropTime := func(groups []string, a slog.Attr) slog.Attr {
+		if len(groups) == 0 && a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{ReplaceAttr: dropTime}))
+}
+
 // startServer starts a server with the files' flags on the address or
-// socket asked for.
-func (f *serveFlags) startServer(files []servedFile) (*syncserver.Server, error) {
-	opts := []syncserver.Option{syncserver.WithSyncContext(f.syncCtx), syncserver.WithMetadata(f.syncCtx)}
+// socket asked for, logging to log.
+func (f *serveFlags) startServer(files []servedFile, log *slog.Logger) (*syncserver.Server, error) {
+	opts := []syncserver.Option{syncserver.WithSyncContext(f.syncCtx), syncserver.WithMetadata(f.syncCtx), syncserver.WithLogger(log)}
 	for _, file := range files {
 		opts = append(opts, syncserver.WithSource(file.path, file.doc, file.sourceNames()...))
 	}

@@ -190,6 +190,33 @@ func TestServe(t *testing.T) {
 	}
 }
 
+// A follower's stream is logged when it opens and when its first flag set
+// is sent, with the follower's address, provider id and selector; a file's
+// change is logged as before.
+func TestServeLogsFollowers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "flags.json")
+	writeFile(t, path, colorDoc("red"))
+	r := startServe(t, path, "--addr", "127.0.0.1:0")
+	tests := []struct {
+		name string
+		opts []flagsnap.Option
+		want string
+	}{
+		{"no id, no selector", nil, `providerId="" selector=""`},
+		{"an id and a selector", []flagsnap.Option{flagsnap.WithProviderID("checkout"), flagsnap.WithSelector("flags.json")},
+			`providerId=checkout selector=flags.json`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			connect(t, append(tt.opts, flagsnap.WithHost("127.0.0.1"), flagsnap.WithPort(r.port(t)))...)
+			for line, after := range map[string]string{`"stream opened"`: ``, `"first flag set sent"`: ` bytes=\d+`} {
+				re := regexp.MustCompile(`(?m)^level=INFO msg=` + line + ` follower=127\.0\.0\.1:\d+ ` + regexp.QuoteMeta(tt.want) + after + `$`)
+				waitFor(t, line, func() bool { return re.MatchString(r.stdout.String()) })
+			}
+		})
+	}
+}
+
 // The files of --selector-dir are sources next to FILE, as flagd's -f
 // options are: selected by their names, merged without a selector, the
 // later file winning a flag both define.

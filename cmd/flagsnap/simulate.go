@@ -178,7 +178,7 @@ func (r *simRun) loadFlagSets() error {
 		return err
 	}
 	if !hasFlag(r.set, r.key) {
-		return fmt.Errorf("flag %q is not defined in %s", r.key, r.path)
+		return undefinedFlag(r.set, r.key, r.path)
 	}
 	if r.otherPath == "" {
 		return nil
@@ -187,7 +187,7 @@ func (r *simRun) loadFlagSets() error {
 		return fmt.Errorf("--against %v", err)
 	}
 	if !hasFlag(r.against, r.key) {
-		return fmt.Errorf("flag %q is not defined in %s", r.key, r.otherPath)
+		return undefinedFlag(r.against, r.key, r.otherPath)
 	}
 	return nil
 }

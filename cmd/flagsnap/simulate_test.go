@@ -332,7 +332,7 @@ func TestSimulateBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{flags, "banner-color", "--users", "0"}, "--users must be at least 1, not 0"},
-		{[]string{flags, "banner-color", "--users", "many"}, `invalid value "many" for flag -users`},
+		{[]string{flags, "banner-color", "--users", "many"}, `invalid value "many" for flag --users`},
 		{[]string{flags, "banner-color", "--key-template", "user"}, `--key-template must contain {i}, not "user"`},
 		{[]string{flags, "nope"}, `flag "nope" is not defined in testdata/flags.json`},
 		{[]string{flags, "banner-color", "--against", "missing.json"}, "--against missing.json: no such file or directory"},

@@ -209,7 +209,9 @@ func TestValidateBadInput(t *testing.T) {
 	}{
 		{[]string{"validate"}, "no file given"},
 		{[]string{"validate", "--format", "xml", testdata("flags.json")}, `--format must be text, json, not "xml"`},
-		{[]string{"validate", "--strikt", testdata("flags.json")}, "flag provided but not defined: -strikt"},
+		{[]string{"validate", "--strikt", testdata("flags.json")}, "unknown option --strikt; did you mean --strict? (see flagsnap validate --help)"},
+		{[]string{"validate", "--zzz", testdata("flags.json")}, "unknown option --zzz (see flagsnap validate --help)"},
+		{[]string{"validate", testdata("flags.json"), "--format"}, "flag needs an argument: --format (see flagsnap validate --help)"},
 	}
 	for _, tt := range tests {
 		stdout, stderr, code := runCmd(t, tt.args...)
