@@ -7,7 +7,7 @@ import (
 
 	"github.com/open-feature/go-sdk/openfeature"
 
-	"github.com/flagsnap/flagsnap/internal/flaggen"
+	"github.com/flagsnap/flagsnap/bench/flaggen"
 )
 
 // evalFlags are the flags of the evaluation and operator rows, in the

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/flagsnap/flagsnap/internal/keyed"
 	"github.com/flagsnap/flagsnap/internal/suggest"
 )
 
@@ -15,67 +16,11 @@ const MaxNamedMissingKeys = 1000
 // missingKeys keeps the errors of the keys asked of a flag set that it
 // does not define. An application that asks for a missing flag does so on
 // every evaluation, and the error is worked out once: reading it takes no
-// lock and allocates nothing. A new key replaces the table with a copy,
-// which the bound keeps cheap.
+// lock and allocates nothing. The keys are hashed as the flag index hashes
+// them, so an evaluation hashes a missing key once.
 type missingKeys struct {
-	table atomic.Pointer[missingTable]
+	table atomic.Pointer[keyed.Table[*Error]]
 	mu    sync.Mutex // serialises the copies
-}
-
-// missingTable is an immutable hash table of errors by key, at most half
-// full, hashed as the flag index hashes (keyHash, with the index's seed):
-// cheaper to read than a map.
-type missingTable struct {
-	slots []missingSlot
-	mask  uint64
-	n     int
-}
-
-type missingSlot struct {
-	hash uint64
-	err  *Error // nil for an empty slot; err.Flag is the key
-}
-
-// get returns the error kept for key, nil when there is none.
-func (t *missingTable) get(key string, h uint64) *Error {
-	for i := h & t.mask; ; i = (i + 1) & t.mask {
-		switch sl := &t.slots[i]; {
-		case sl.err == nil:
-			return nil
-		case sl.hash == h && sl.err.Flag == key:
-			return sl.err
-		}
-	}
-}
-
-// with is a copy of t (nil: an empty table) that keeps err, of hash h, too.
-func (t *missingTable) with(err *Error, h uint64) *missingTable {
-	n := 1
-	if t != nil {
-		n += t.n
-	}
-	size := 2
-	for size < 2*n {
-		size <<= 1
-	}
-	next := &missingTable{slots: make([]missingSlot, size), mask: uint64(size - 1), n: n}
-	next.put(missingSlot{hash: h, err: err})
-	if t != nil {
-		for _, sl := range t.slots {
-			if sl.err != nil {
-				next.put(sl)
-			}
-		}
-	}
-	return next
-}
-
-func (t *missingTable) put(sl missingSlot) {
-	i := sl.hash & t.mask
-	for t.slots[i].err != nil {
-		i = (i + 1) & t.mask
-	}
-	t.slots[i] = sl
 }
 
 // NotFound is the error of an evaluation of key, which s does not define:
@@ -95,13 +40,11 @@ func (s *FlagSet) notFound(key string, h uint64) *Error {
 		return ErrFlagNotFound
 	}
 	t := m.table.Load()
-	if t != nil {
-		if err := t.get(key, h); err != nil {
-			return err
-		}
-		if t.n >= MaxNamedMissingKeys {
-			return ErrFlagNotFound
-		}
+	if err, ok := t.Get(key, h); ok {
+		return err
+	}
+	if t.Len() >= MaxNamedMissingKeys {
+		return ErrFlagNotFound
 	}
 	return m.add(key, h, s.notFoundError(key))
 }
@@ -112,15 +55,13 @@ func (m *missingKeys) add(key string, h uint64, err *Error) *Error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.table.Load()
-	if t != nil {
-		if kept := t.get(key, h); kept != nil {
-			return kept
-		}
-		if t.n >= MaxNamedMissingKeys {
-			return ErrFlagNotFound
-		}
+	if kept, ok := t.Get(key, h); ok {
+		return kept
 	}
-	m.table.Store(t.with(err, h))
+	if t.Len() >= MaxNamedMissingKeys {
+		return ErrFlagNotFound
+	}
+	m.table.Store(t.With(err.Flag, h, err))
 	return err
 }
 

@@ -1,6 +1,8 @@
 package evaluator
 
 import (
+	"github.com/flagsnap/flagsnap/internal/semver"
+
 	"errors"
 	"strings"
 
@@ -51,8 +53,8 @@ func affixOf(prefix bool, list []value, isList bool) value {
 // semverArgs holds the sem_ver operands that are constant in the rule,
 // parsed once at load.
 type semverArgs struct {
-	op                    semverOp
-	left, right           version
+	op                    semver.Op
+	left, right           semver.Version
 	leftOK, rightOK       bool // the constant operand is a valid version
 	constOp               bool
 	constLeft, constRight bool
@@ -66,7 +68,7 @@ func precomputeSemVer(n *node) *semverArgs {
 	if a := n.args[1]; a.isConst() {
 		s.constOp = true
 		if a.lit.k == kStr {
-			s.op = parseSemverOp(a.lit.str())
+			s.op = semver.ParseOp(a.lit.str())
 		}
 	}
 	if a := n.args[0]; a.isConst() {
@@ -86,12 +88,12 @@ func (e *env) semver(n *node) value {
 		// version, read straight from the context's own string.
 		if a := n.args[0]; a.op == opVar && a.v.plain && a.v.single && e.atRoot() {
 			if s, ok := e.rootAttr(a.v).(string); ok && validText(s) {
-				var left version
-				lok := parseVersionInto(s, &left)
-				if pre.op == svInvalid || !lok || !pre.rightOK {
+				var left semver.Version
+				lok := semver.ParseInto(s, &left)
+				if pre.op == semver.Invalid || !lok || !pre.rightOK {
 					return null
 				}
-				return boolVal(pre.op.holds(&left, &pre.right))
+				return boolVal(pre.op.Holds(&left, &pre.right))
 			}
 		}
 	}
@@ -116,7 +118,7 @@ func semverOf(list []value, isList bool, pre *semverArgs) value {
 	op := pre.op
 	if !pre.constOp {
 		if list[1].k == kStr {
-			op = parseSemverOp(list[1].str())
+			op = semver.ParseOp(list[1].str())
 		}
 	}
 	left, lok := pre.left, pre.leftOK
@@ -127,10 +129,10 @@ func semverOf(list []value, isList bool, pre *semverArgs) value {
 	if !pre.constRight {
 		right, rok = versionOf(list[2])
 	}
-	if op == svInvalid || !lok || !rok {
+	if op == semver.Invalid || !lok || !rok {
 		return null
 	}
-	return boolVal(op.holds(&left, &right))
+	return boolVal(op.Holds(&left, &right))
 }
 
 // fracSpec is what is known about a fractional at load: when every weight

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flagsnap/flagsnap/bench/flaggen"
 	"github.com/flagsnap/flagsnap/fractional"
-	"github.com/flagsnap/flagsnap/internal/flaggen"
 )
 
 // A flag written as before is taken from the previous set; a changed one,

@@ -8,7 +8,7 @@
 //
 // BenchmarkLoadVsLD loads the same flag sets into both: time, allocations
 // and the heap that the loaded flags hold. The flags are
-// internal/flaggen's standard mix, translated flag by flag from
+// bench/flaggen's standard mix, translated flag by flag from
 // flaggen.Flags; TestSameVariants checks that both engines answer the
 // same for them, so that both loads are of equal work. Run it with
 //

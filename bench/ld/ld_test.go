@@ -12,7 +12,7 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 
 	"github.com/flagsnap/flagsnap"
-	"github.com/flagsnap/flagsnap/internal/flaggen"
+	"github.com/flagsnap/flagsnap/bench/flaggen"
 )
 
 var dir string

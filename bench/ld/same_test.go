@@ -14,7 +14,7 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 
 	"github.com/flagsnap/flagsnap"
-	"github.com/flagsnap/flagsnap/internal/flaggen"
+	"github.com/flagsnap/flagsnap/bench/flaggen"
 )
 
 // engines are both engines loaded from the benchmark's own files, so

@@ -9,7 +9,7 @@ import (
 	"github.com/launchdarkly/go-server-sdk-evaluation/v3/ldbuilders"
 	"github.com/launchdarkly/go-server-sdk-evaluation/v3/ldmodel"
 
-	"github.com/flagsnap/flagsnap/internal/flaggen"
+	"github.com/flagsnap/flagsnap/bench/flaggen"
 )
 
 // weightScale is what a LaunchDarkly rollout's weights add up to.
