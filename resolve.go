@@ -88,8 +88,17 @@ var notReady = openfeature.ProviderResolutionDetail{
 // where the caller returns it from: built elsewhere and copied, it costs
 // more than the rest of a static flag's answer.
 func (in *inForce) describe(d *openfeature.ProviderResolutionDetail, flag string, e *evaluator.Evaluation) {
-	if in.counts != nil {
-		count(in.counts, flag, e)
+	if t := in.counts; t != nil {
+		switch i := e.Index(); {
+		case i < 0:
+			t.Missing(flag)
+		case e.Err() != nil:
+			t.Failed(i)
+		case e.VariantIndex() >= 0:
+			t.Served(i, e.VariantIndex())
+		default:
+			t.Unserved(i)
+		}
 	}
 	d.Reason, d.Variant, d.FlagMetadata = reasons[e.Reason()&7], e.Variant(), e.Metadata()
 	switch err := e.Err(); {

@@ -84,20 +84,6 @@ func (p *Provider) tickUsage(ctx context.Context) {
 	}
 }
 
-// count counts the evaluation e of key in the table of its flag set.
-func count(t *usage.Table, key string, e *evaluator.Evaluation) {
-	switch i := e.Index(); {
-	case i < 0:
-		t.Missing(key)
-	case e.Err() != nil:
-		t.Failed(i)
-	case e.VariantIndex() >= 0:
-		t.Served(i, e.VariantIndex())
-	default:
-		t.Unserved(i)
-	}
-}
-
 // countUsage returns the table that set's evaluations are counted in,
 // attached: its flags take over the counts of the flags in force with the
 // same keys. It logs what the flags set drops had counted. It is called

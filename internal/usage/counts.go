@@ -21,6 +21,11 @@ const lineWords = 8
 // maxShards bounds the memory of a flag's counts on large machines.
 const maxShards = 16
 
+// shardsPerProcessor leaves shards to spare: a token a goroutine carries
+// from one processor to another can leave two processors with tokens of
+// one shard, and the more shards, the rarer that is.
+const shardsPerProcessor = 4
+
 // counts are the counters of one key with one list of variants.
 type counts struct {
 	names  []string        // the variants, in the flag's order
@@ -128,18 +133,10 @@ type token struct{ shard int }
 
 func newShards() shards {
 	n := 1
-	for n < runtime.GOMAXPROCS(0) && n < maxShards {
+	for n < shardsPerProcessor*runtime.GOMAXPROCS(0) && n < maxShards {
 		n <<= 1
 	}
 	var next atomic.Uint32
 	pool := &sync.Pool{New: func() any { return &token{shard: int(next.Add(1)-1) % n} }}
 	return shards{n: n, pool: pool}
-}
-
-// ofThisProcessor returns the shard for an evaluation on the current processor.
-func (s shards) ofThisProcessor() int {
-	t := s.pool.Get().(*token)
-	i := t.shard
-	s.pool.Put(t)
-	return i
 }

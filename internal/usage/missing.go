@@ -44,7 +44,9 @@ func (m *missingKeys) count(key string, c *Counter) {
 			return
 		}
 	}
-	n[c.shards.ofThisProcessor()*lineWords].Add(1)
+	tok := c.shards.pool.Get().(*token)
+	n[tok.shard*lineWords].Add(1)
+	c.shards.pool.Put(tok)
 }
 
 // add makes key's counters, or notes it as dropped when the window has

@@ -38,7 +38,11 @@ func (t *Table) add(i, word int) {
 			return
 		}
 	}
-	k.words[t.c.shards.ofThisProcessor()*k.stride+word].Add(1)
+	// The processor's token is taken and put back around the add, so that
+	// the goroutine adds to the shard of the processor it runs on.
+	tok := t.c.shards.pool.Get().(*token)
+	k.words[tok.shard*k.stride+word].Add(1)
+	t.c.shards.pool.Put(tok)
 }
 
 // Missing counts an evaluation of key, which the set does not define.
