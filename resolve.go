@@ -101,13 +101,7 @@ func (in *inForce) describe(d *openfeature.ProviderResolutionDetail, flag string
 		}
 	}
 	d.Reason, d.Variant, d.FlagMetadata = reasons[e.Reason()&7], e.Variant(), e.Metadata()
-	switch err := e.Err(); {
-	case err == nil:
-	case err.Code == evaluator.CodeFlagNotFound:
-		// The flag set keeps the error that names the key, and its
-		// message: past a key's first miss this allocates nothing.
-		d.ResolutionError = openfeature.NewFlagNotFoundResolutionError(err.Error())
-	default:
+	if err := e.Err(); err != nil {
 		d.ResolutionError = resolutionError(err)
 	}
 }
@@ -122,6 +116,9 @@ var reasons = [8]openfeature.Reason{
 	evaluator.ReasonError:          openfeature.ErrorReason,
 }
 
+// resolutionError is err as OpenFeature's. The flag set keeps the error of
+// a missing key with its message, so that past a key's first miss this
+// allocates nothing.
 func resolutionError(err *evaluator.Error) openfeature.ResolutionError {
 	switch err.Code {
 	case evaluator.CodeFlagNotFound:

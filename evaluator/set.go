@@ -59,18 +59,20 @@ func (s *FlagSet) Enrichment() map[string]any { return s.enrich }
 
 // Changes lists the flags added, removed and changed between old and s (in
 // state, variants, default variant, targeting or metadata). A nil old is an
-// empty flag set.
+// empty flag set. When s took flags from old (WithPrevious), those it took
+// are the same, and only the flags it compiled are looked for in old.
 func (s *FlagSet) Changes(old *FlagSet) (added, removed, changed []string) {
-	if old != nil && s.from != 0 && s.from == old.id {
-		return s.changesFrom(old)
-	}
 	var before flagIndex
 	if old != nil {
 		before = old.index
 	}
-	// The indexes are walked as they are and only what changed is sorted:
-	// an update that changes one flag of many sorts one key.
-	for _, f := range s.index.slots {
+	candidates, present := s.index.slots, 0
+	if old != nil && s.from != 0 && s.from == old.id {
+		candidates, present = s.fresh, s.reused
+	}
+	// Only what changed is sorted: an update that changes one flag of many
+	// sorts one key.
+	for _, f := range candidates {
 		if f == nil {
 			continue
 		}
@@ -78,12 +80,17 @@ func (s *FlagSet) Changes(old *FlagSet) (added, removed, changed []string) {
 		case prev == nil:
 			added = append(added, f.key)
 		case prev.fingerprint != f.fingerprint:
+			present++
 			changed = append(changed, f.key)
+		default:
+			present++
 		}
 	}
-	for _, f := range before.slots {
-		if f != nil && s.index.get(f.key) == nil {
-			removed = append(removed, f.key)
+	if present < before.n {
+		for _, f := range before.slots {
+			if f != nil && s.index.get(f.key) == nil {
+				removed = append(removed, f.key)
+			}
 		}
 	}
 	slices.Sort(added)
