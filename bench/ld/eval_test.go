@@ -88,9 +88,16 @@ func newEvalProvider(tb testing.TB) *flagsnap.Provider {
 	return p
 }
 
-// fsServed is the variant flagsnap serves for the row, as its typed
-// method answers it.
-func fsServed(tb testing.TB, p *flagsnap.Provider, r evalRow) string {
+// typedProvider is what the flagsnap and flagd rows call: a provider's
+// typed methods, with the row's prebuilt context.
+type typedProvider interface {
+	BooleanEvaluation(ctx context.Context, flag string, def bool, flatCtx openfeature.FlattenedContext) openfeature.BoolResolutionDetail
+	StringEvaluation(ctx context.Context, flag string, def string, flatCtx openfeature.FlattenedContext) openfeature.StringResolutionDetail
+}
+
+// providerServed is the variant the provider named engine serves for the
+// row, as its typed method answers it.
+func providerServed(tb testing.TB, engine string, p typedProvider, r evalRow) string {
 	tb.Helper()
 	var d openfeature.ProviderResolutionDetail
 	if r.str {
@@ -98,7 +105,7 @@ func fsServed(tb testing.TB, p *flagsnap.Provider, r evalRow) string {
 	} else {
 		d = p.BooleanEvaluation(context.Background(), r.flag, false, r.ctx).ProviderResolutionDetail
 	}
-	return servedOf(tb, "flagsnap", r, d)
+	return servedOf(tb, engine, r, d)
 }
 
 // servedOf reads a provider's answer for the row: its variant, the
@@ -210,14 +217,17 @@ func BenchmarkEvalVsLD(b *testing.B) {
 	ld := newLDSide()
 	for _, r := range evalVsLDRows {
 		c := ldContext(b, r.ctx)
-		b.Run("flagsnap/"+r.id, func(b *testing.B) { benchFlagsnap(b, p, r) })
-		b.Run("flagd/"+r.id, func(b *testing.B) { benchFlagd(b, fd, r) })
+		b.Run("flagsnap/"+r.id, func(b *testing.B) { benchProvider(b, "flagsnap", p, r) })
+		b.Run("flagd/"+r.id, func(b *testing.B) { benchProvider(b, "flagd", fd, r) })
 		b.Run("launchdarkly/"+r.id, func(b *testing.B) { benchLD(b, ld, r, c) })
 	}
 }
 
-func benchFlagsnap(b *testing.B, p *flagsnap.Provider, r evalRow) {
-	r.check(b, "flagsnap", fsServed(b, p, r))
+// benchProvider times the typed methods of the provider named engine,
+// called directly with the row's prebuilt context: flagsnap's and flagd's
+// rows are timed alike.
+func benchProvider(b *testing.B, engine string, p typedProvider, r evalRow) {
+	r.check(b, engine, providerServed(b, engine, p, r))
 	ctx := context.Background()
 	b.ReportAllocs()
 	if r.str {
@@ -261,7 +271,7 @@ func TestEvalVsLDSameVariants(t *testing.T) {
 	ld := newLDSide()
 	for _, r := range evalVsLDRows {
 		t.Run(r.id, func(t *testing.T) {
-			fs, d, l := fsServed(t, p, r), flagdServed(t, fd, r), ld.served(t, r, ldContext(t, r.ctx))
+			fs, d, l := providerServed(t, "flagsnap", p, r), providerServed(t, "flagd", fd, r), ld.served(t, r, ldContext(t, r.ctx))
 			r.check(t, "flagsnap", fs)
 			r.check(t, "flagd", d)
 			r.check(t, "LaunchDarkly", l)

@@ -1,7 +1,6 @@
 package ld
 
 import (
-	"context"
 	"os"
 	"testing"
 
@@ -75,36 +74,6 @@ func newFlagdProvider(tb testing.TB) *flagd.Provider {
 		tb.Fatal(err)
 	}
 	return p
-}
-
-// flagdServed is the variant flagd's provider serves for the row, as its
-// typed method answers it, read as fsServed reads flagsnap's.
-func flagdServed(tb testing.TB, p *flagd.Provider, r evalRow) string {
-	tb.Helper()
-	var d openfeature.ProviderResolutionDetail
-	if r.str {
-		d = p.StringEvaluation(context.Background(), r.flag, "", r.ctx).ProviderResolutionDetail
-	} else {
-		d = p.BooleanEvaluation(context.Background(), r.flag, false, r.ctx).ProviderResolutionDetail
-	}
-	return servedOf(tb, "flagd", r, d)
-}
-
-// benchFlagd times flagd's provider as benchFlagsnap times flagsnap's: its
-// typed methods, called directly with the row's prebuilt context.
-func benchFlagd(b *testing.B, p *flagd.Provider, r evalRow) {
-	r.check(b, "flagd", flagdServed(b, p, r))
-	ctx := context.Background()
-	b.ReportAllocs()
-	if r.str {
-		for b.Loop() {
-			p.StringEvaluation(ctx, r.flag, "", r.ctx)
-		}
-		return
-	}
-	for b.Loop() {
-		p.BooleanEvaluation(ctx, r.flag, false, r.ctx)
-	}
 }
 
 // withStderr calls newProvider with os.Stderr set to w.
