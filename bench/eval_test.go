@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/flagsnap/flagsnap/bench/flaggen"
 	"testing"
 
 	"github.com/open-feature/go-sdk/openfeature"
@@ -19,28 +20,28 @@ type row struct {
 }
 
 var evalRows = []row{
-	{"E1_static_empty", "static", emptyCtx, false},
-	{"E2_static_small", "static", smallCtx, false},
-	{"E3_static_large", "static", largeCtx, false},
-	{"E4_simple_small", "simple", smallCtx, false},
-	{"E5_simple_large", "simple", largeCtx, false},
-	{"E6_complex_small", "complex", smallCtx, true},
-	{"E7_complex_large", "complex", largeCtx, true},
-	{"E8_match", "role", smallCtx, true},
-	{"E9_no_match", "role", noMatchCtx, true},
-	{"E10_disabled", "disabled", emptyCtx, false},
-	{"E11_missing", "missing", emptyCtx, false},
+	{"E1_static_empty", "static", flaggen.EmptyContext, false},
+	{"E2_static_small", "static", flaggen.SmallContext, false},
+	{"E3_static_large", "static", flaggen.LargeContext, false},
+	{"E4_simple_small", "simple", flaggen.SmallContext, false},
+	{"E5_simple_large", "simple", flaggen.LargeContext, false},
+	{"E6_complex_small", "complex", flaggen.SmallContext, true},
+	{"E7_complex_large", "complex", flaggen.LargeContext, true},
+	{"E8_match", "role", flaggen.SmallContext, true},
+	{"E9_no_match", "role", flaggen.NoMatchContext, true},
+	{"E10_disabled", "disabled", flaggen.EmptyContext, false},
+	{"E11_missing", "missing", flaggen.EmptyContext, false},
 }
 
 var opRows = []row{
-	{"O1_fractional2", "frac2", fracCtx, true},
-	{"O2_fractional8", "frac8", fracCtx, true},
-	{"O1s_fractional2_string", "frac2s", fracCtx, true},
-	{"O2s_fractional8_string", "frac8s", fracCtx, true},
-	{"O3_semver_eq", "semverEq", semverEqCtx, false},
-	{"O4_semver_range", "semverRange", semverRangeCtx, false},
-	{"O5_starts_with", "startsWith", startsWithCtx, false},
-	{"O6_ends_with", "endsWith", endsWithCtx, false},
+	{"O1_fractional2", "frac2", flaggen.FractionalContext, true},
+	{"O2_fractional8", "frac8", flaggen.FractionalContext, true},
+	{"O1s_fractional2_string", "frac2s", flaggen.FractionalContext, true},
+	{"O2s_fractional8_string", "frac8s", flaggen.FractionalContext, true},
+	{"O3_semver_eq", "semverEq", flaggen.SemverEqContext, false},
+	{"O4_semver_range", "semverRange", flaggen.SemverRangeContext, false},
+	{"O5_starts_with", "startsWith", flaggen.StartsWithContext, false},
+	{"O6_ends_with", "endsWith", flaggen.EndsWithContext, false},
 }
 
 var fractionalRows = map[string]bool{"frac2": true, "frac8": true, "frac2s": true, "frac8s": true}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/flagsnap/flagsnap/bench/flaggen"
 	"testing"
 	"time"
 
@@ -76,7 +77,7 @@ func BenchmarkUsage(b *testing.B) {
 		p, _ := provider(b, generate(n, 0), fractional.V2)
 		ctx := context.Background()
 		for i := range n {
-			p.BooleanEvaluation(ctx, fmt.Sprintf("flag_%d", i), false, smallCtx)
+			p.BooleanEvaluation(ctx, fmt.Sprintf("flag_%d", i), false, flaggen.SmallContext)
 		}
 		b.Run(fmt.Sprintf("snapshot_%d", n), func(b *testing.B) {
 			b.ReportAllocs()

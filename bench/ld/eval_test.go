@@ -3,10 +3,9 @@ package ld
 import (
 	"context"
 	"encoding/json"
+	"github.com/flagsnap/flagsnap/bench/flaggen"
 	"maps"
-	"os"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/launchdarkly/go-sdk-common/v3/ldcontext"
@@ -36,25 +35,25 @@ type evalRow struct {
 }
 
 var evalVsLDRows = []evalRow{
-	{"E1_static_empty", "static", emptyCtx, false, []string{"on"}},
-	{"E2_static_small", "static", smallCtx, false, []string{"on"}},
-	{"E3_static_large", "static", largeCtx, false, []string{"on"}},
-	{"E4_simple_small", "simple", smallCtx, false, []string{"on"}},
-	{"E5_simple_large", "simple", largeCtx, false, []string{"on"}},
-	{"E6_complex_small", "complex", smallCtx, true, []string{"standard"}},
-	{"E7_complex_large", "complex", largeCtx, true, []string{"standard"}},
-	{"E8_match", "role", smallCtx, true, []string{"admin"}},
-	{"E9_no_match", "role", noMatchCtx, true, []string{"user"}},
-	{"E10_disabled", "disabled", emptyCtx, false, []string{servedDefault}},
-	{"E11_missing", "missing", emptyCtx, false, []string{servedNotFound}},
-	{"O1_fractional2", "frac2", fracCtx, true, twoBuckets},
-	{"O2_fractional8", "frac8", fracCtx, true, eightBucket},
-	{"O1s_fractional2_string", "frac2s", fracCtx, true, twoBuckets},
-	{"O2s_fractional8_string", "frac8s", fracCtx, true, eightBucket},
-	{"O3_semver_eq", "semverEq", semverEqCtx, false, []string{"on"}},
-	{"O4_semver_range", "semverRange", semverRangeCtx, false, []string{"on"}},
-	{"O5_starts_with", "startsWith", startsWithCtx, false, []string{"on"}},
-	{"O6_ends_with", "endsWith", endsWithCtx, false, []string{"on"}},
+	{"E1_static_empty", "static", flaggen.EmptyContext, false, []string{"on"}},
+	{"E2_static_small", "static", flaggen.SmallContext, false, []string{"on"}},
+	{"E3_static_large", "static", flaggen.LargeContext, false, []string{"on"}},
+	{"E4_simple_small", "simple", flaggen.SmallContext, false, []string{"on"}},
+	{"E5_simple_large", "simple", flaggen.LargeContext, false, []string{"on"}},
+	{"E6_complex_small", "complex", flaggen.SmallContext, true, []string{"standard"}},
+	{"E7_complex_large", "complex", flaggen.LargeContext, true, []string{"standard"}},
+	{"E8_match", "role", flaggen.SmallContext, true, []string{"admin"}},
+	{"E9_no_match", "role", flaggen.NoMatchContext, true, []string{"user"}},
+	{"E10_disabled", "disabled", flaggen.EmptyContext, false, []string{servedDefault}},
+	{"E11_missing", "missing", flaggen.EmptyContext, false, []string{servedNotFound}},
+	{"O1_fractional2", "frac2", flaggen.FractionalContext, true, twoBuckets},
+	{"O2_fractional8", "frac8", flaggen.FractionalContext, true, eightBucket},
+	{"O1s_fractional2_string", "frac2s", flaggen.FractionalContext, true, twoBuckets},
+	{"O2s_fractional8_string", "frac8s", flaggen.FractionalContext, true, eightBucket},
+	{"O3_semver_eq", "semverEq", flaggen.SemverEqContext, false, []string{"on"}},
+	{"O4_semver_range", "semverRange", flaggen.SemverRangeContext, false, []string{"on"}},
+	{"O5_starts_with", "startsWith", flaggen.StartsWithContext, false, []string{"on"}},
+	{"O6_ends_with", "endsWith", flaggen.EndsWithContext, false, []string{"on"}},
 }
 
 func (r evalRow) fractional() bool { return len(r.want) > 1 }
@@ -282,22 +281,9 @@ func TestEvalVsLDSameVariants(t *testing.T) {
 	}
 }
 
-// TestEvalFlagsAsBench keeps evalFlags equal to bench's, which the rows
-// stand for, and LaunchDarkly's store to the same keys.
-func TestEvalFlagsAsBench(t *testing.T) {
-	src, err := os.ReadFile("../flags_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const start = "const evalFlags = `"
-	_, rest, ok := strings.Cut(string(src), start)
-	benchFlags, _, closed := strings.Cut(rest, "`")
-	if !ok || !closed {
-		t.Fatalf("../flags_test.go: no %s…`", start)
-	}
-	if benchFlags != evalFlags {
-		t.Error("evalFlags differs from bench's: copy bench/flags_test.go's")
-	}
+// TestLDHoldsTheMatrixFlags keeps LaunchDarkly's store to the keys of
+// the flags the rows stand for.
+func TestLDHoldsTheMatrixFlags(t *testing.T) {
 	var doc struct{ Flags map[string]json.RawMessage }
 	if err := json.Unmarshal([]byte(evalFlags), &doc); err != nil {
 		t.Fatal(err)
