@@ -62,9 +62,6 @@ type flag struct {
 	rule     *node
 	broken   *Error
 	metadata map[string]any // flag metadata over flag-set metadata
-	// fixed is the default variant of an enabled, valid flag without
-	// targeting: the typed accessors answer it without further checks.
-	fixed *variant
 	// fingerprint is 128 bits of hash (see loader.fingerprint): it only
 	// tells a flag from the same key's previous definition, in this
 	// process.
@@ -917,9 +914,6 @@ func (l *loader) putRule(f *flag, rule *node, boxed *sharedVariants) {
 		f.shareNamesWith(rule, boxed)
 		f.rule = rule
 		f.keyRef = f.key
-	}
-	if f.rule == nil && !f.disabled && f.defaultIdx >= 0 {
-		f.fixed = &f.vals[f.defaultIdx]
 	}
 }
 

@@ -126,25 +126,23 @@ func (f *flag) defaultAnswer(reason Reason) Evaluation {
 // evaluateFlag evaluates f, which is at index i of s; t records the
 // evaluation for Explain.
 func (s *FlagSet) evaluateFlag(f *flag, i int, ctx map[string]any, t *tracer) Evaluation {
+	var e Evaluation
 	switch {
-	case f.fixed != nil:
-		return Evaluation{flag: f, at: served{index: int32(i), variant: f.defaultIdx, reason: ReasonStatic}}
 	case f.disabled:
-		return Evaluation{flag: f, at: served{index: int32(i), variant: -1, reason: ReasonDisabled}}
+		e = Evaluation{flag: f, at: served{variant: -1, reason: ReasonDisabled}}
 	case f.broken != nil:
-		return Evaluation{flag: f, err: f.broken, at: served{index: int32(i), variant: -1, reason: ReasonError}}
+		e = Evaluation{flag: f, err: f.broken, at: served{variant: -1, reason: ReasonError}}
+	case f.rule == nil:
+		e = f.defaultAnswer(ReasonStatic)
+	default:
+		e = s.evaluateRule(f, ctx, t)
 	}
-	e := s.evaluateRule(f, ctx, t)
 	e.at.index = int32(i)
 	return e
 }
 
-// evaluateRule evaluates f's rule, or answers its default variant when it
-// has none.
+// evaluateRule evaluates the rule of f, which has one.
 func (s *FlagSet) evaluateRule(f *flag, ctx map[string]any, t *tracer) Evaluation {
-	if f.rule == nil {
-		return f.defaultAnswer(ReasonStatic)
-	}
 	var e env
 	e.fs, e.f, e.ctx, e.cur.k, e.trace = s, f, ctx, kRoot, t
 	r := e.eval(f.rule)
