@@ -1104,14 +1104,10 @@ func legacyWarning(rewritten []any) string {
 	return msg + ": " + string(b)
 }
 
-// shareNames makes the rule's constant strings that name a variant hold
-// the variant's own name string, so that finding the variant a rule
-// returned compares addresses (see variant). Flags with many variants find
-// them through a map instead.
-func (f *flag) shareNames(rule *node) { f.shareNamesWith(rule, nil) }
-
-// shareNamesWith is shareNames with the boxed names of variants that
-// flags share, kept in sh.
+// shareNamesWith makes the rule's constant strings that name a variant
+// hold the variant's own name string, so that comparing the name a rule
+// returned with the variants usually finds the same bytes at once (see
+// variant); sh keeps the boxed names of variants that flags share.
 func (f *flag) shareNamesWith(rule *node, sh *sharedVariants) {
 	if f.variants != nil {
 		return

@@ -37,9 +37,6 @@ func indexFlags(flags []*flag) (x flagIndex, unique bool) {
 	return x, unique
 }
 
-// flag returns the flag with key, or nil.
-func (s *FlagSet) flag(key string) *flag { return s.index.get(key) }
-
 // get returns the flag with key, or nil (from a nil index too).
 func (x *flagIndex) get(key string) *flag {
 	if x == nil {
