@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
@@ -49,15 +50,16 @@ func ParseResolver(s string) (Resolver, error) {
 // even when the flags come from a file or from memory, which do not use
 // them.
 type Config struct {
-	// Resolver is file, in-process or rpc, or empty when WithFlags or
-	// WithSource provides the flags: no flagd resolver is in force then.
+	// Resolver is file, in-process or rpc, or empty when WithFlags,
+	// WithSource or WithURL provides the flags: no flagd resolver is in
+	// force then.
 	Resolver              Resolver
 	Host                  string
 	Port                  int // 8013 for rpc, 8015 otherwise, unless set
 	TargetURI             string
 	TLS                   bool
 	SocketPath            string
-	CertPath              string // CA certificates (PEM) for TLS
+	CertPath              string // CA certificates (PEM) for TLS and https
 	Deadline              time.Duration
 	StreamDeadline        time.Duration
 	RetryBackoff          time.Duration
@@ -73,6 +75,14 @@ type Config struct {
 	CacheFile             string
 	FractionalVersion     fractional.Version
 	StrictValidation      bool
+
+	// The flag document's http or https address (WithURL), the time
+	// between its polls, the headers sent with each, and the file the
+	// Authorization header's value is read from.
+	URL               string
+	PollInterval      time.Duration
+	HTTPHeader        http.Header
+	AuthorizationFile string
 }
 
 // Defaults, as in flagd's provider configuration table.
@@ -86,6 +96,7 @@ const (
 	DefaultRetryBackoffMax   = flagddefault.RetryBackoffMax  // 12s
 	DefaultRetryGracePeriod  = flagddefault.RetryGracePeriod // 5s
 	DefaultFilePollInterval  = flagddefault.FilePollInterval // 5s
+	DefaultPollInterval      = flagddefault.PollInterval     // 5s
 	DefaultMaxMessageSize    = flagddefault.MaxMessageSize   // 1 GiB
 	DefaultFractionalVersion = fractional.V2
 )
@@ -103,6 +114,7 @@ type config struct {
 	tracker     TrackerFunc
 	logger      *slog.Logger
 	dialOptions []grpc.DialOption
+	httpClient  *http.Client
 
 	// syncPort is FLAGD_SYNC_PORT; WithPort clears it, so that an explicit
 	// port wins unless FromEnv comes after it.
@@ -143,6 +155,7 @@ func defaultConfig() config {
 			RetryGracePeriod:    DefaultRetryGracePeriod,
 			MaxMessageSize:      DefaultMaxMessageSize,
 			OfflinePollInterval: DefaultFilePollInterval,
+			PollInterval:        DefaultPollInterval,
 			FractionalVersion:   DefaultFractionalVersion,
 		},
 		logger: slog.New(slog.DiscardHandler),
@@ -187,7 +200,7 @@ func buildConfig(opts []Option) (config, error) {
 func (c *config) settle() {
 	c.reportContradictions()
 	switch {
-	case c.source != nil || c.flags != nil:
+	case c.source != nil || c.flags != nil || c.URL != "":
 		c.Resolver, c.OfflineFlagSourcePath = "", ""
 	case c.Resolver == "" && c.OfflineFlagSourcePath != "":
 		c.Resolver = ResolverFile

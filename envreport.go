@@ -33,7 +33,7 @@ var envChecks = []envCheck{
 	{EnvTargetURI, kindServer, address(true, overridden(func(c *Config) any { return c.TargetURI }))},
 	{EnvSocketPath, kindServer, overridden(func(c *Config) any { return c.SocketPath })},
 	{EnvTLS, kindServer, overridden(func(c *Config) any { return c.TLS })},
-	{EnvServerCertPath, kindServer, certPathUnused},
+	{EnvServerCertPath, kindNone, certPathUnused},
 	{EnvStreamDeadlineMs, kindServer, overridden(func(c *Config) any { return c.StreamDeadline })},
 	{EnvRetryBackoffMs, kindServer, overridden(func(c *Config) any { return c.RetryBackoff })},
 	{EnvRetryBackoffMaxMs, kindServer, overridden(func(c *Config) any { return c.RetryBackoffMax })},
@@ -101,9 +101,17 @@ func syncPortUnused(c, env *config, _ string) string {
 	return fmt.Sprintf("an option overrides it: port %d is in force", c.Port)
 }
 
+// certPathUnused is the check of the CA file, which a sync server with
+// TLS and a URL read.
 func certPathUnused(c, env *config, from string) string {
-	if !c.TLS {
-		return "TLS is off"
+	switch c.kindInForce() {
+	case kindURL:
+	case kindServer:
+		if !c.TLS {
+			return "TLS is off"
+		}
+	default:
+		return "the flags come from " + from + ", which does not read it"
 	}
 	return overridden(func(c *Config) any { return c.CertPath })(c, env, from)
 }
@@ -152,6 +160,8 @@ func (c *config) kindInForce() sourceKind {
 	switch {
 	case c.source != nil || c.flags != nil:
 		return kindMemory
+	case c.URL != "":
+		return kindURL
 	case c.Resolver == ResolverFile:
 		return kindFile
 	}

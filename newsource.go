@@ -12,6 +12,8 @@ func (p *Provider) newSource() (source.Source, error) {
 		return p.cfg.source, nil
 	case p.fixed != nil:
 		return p.fixed, nil
+	case p.cfg.URL != "":
+		return source.NewHTTP(p.httpConfig())
 	case p.cfg.Resolver == ResolverFile:
 		return source.NewFile(p.fileConfig())
 	}
@@ -25,6 +27,24 @@ func (p *Provider) fileConfig() source.FileConfig {
 		Path:         p.cfg.OfflineFlagSourcePath,
 		PollInterval: p.cfg.OfflinePollInterval,
 		Logger:       p.log,
+	}
+}
+
+// httpConfig is the HTTP source's configuration: the one place where
+// Config's fields become HTTPConfig's. The deadline bounds each request,
+// and the message size the document.
+func (p *Provider) httpConfig() source.HTTPConfig {
+	c := &p.cfg
+	return source.HTTPConfig{
+		URL:               c.URL,
+		PollInterval:      c.PollInterval,
+		Header:            c.HTTPHeader,
+		AuthorizationFile: c.AuthorizationFile,
+		Client:            c.httpClient,
+		CACertPath:        c.CertPath,
+		Timeout:           c.Deadline,
+		MaxBodySize:       int64(c.MaxMessageSize),
+		Logger:            p.log,
 	}
 }
 

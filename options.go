@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -28,8 +29,8 @@ import (
 // options leave unset. That includes where the flags come from: once the
 // options choose a file (WithFile, WithResolver(ResolverFile)), a sync
 // server (WithResolver(ResolverInProcess) or ResolverRPC, WithHost,
-// WithPort, WithTargetURI, WithSocketPath, WithTLS) or flags in memory
-// (WithFlags, WithSource), the variables that would choose another are
+// WithPort, WithTargetURI, WithSocketPath, WithTLS), a URL (WithURL) or
+// flags in memory (WithFlags, WithSource), the variables that would choose another are
 // ignored: FLAGD_RESOLVER when it names another kind of source, and
 // FLAGD_OFFLINE_FLAG_SOURCE_PATH unless a file was chosen. The variables
 // of the chosen kind still fill the rest (FLAGD_OFFLINE_POLL_MS for a
@@ -41,12 +42,12 @@ import (
 // Options that contradict each other are an error naming both: a file with
 // flags in memory or with a server option, WithFlags with WithSource, the
 // file resolver with a server option, WithFlags or WithSource with
-// WithResolver. As in flagd's providers, WithResolver(ResolverInProcess)
+// WithResolver, WithURL with any other choice. As in flagd's providers, WithResolver(ResolverInProcess)
 // with WithFile is the file resolver (older configurations ask for a file
 // that way), and a socket path, a target URI and a host and port may be
 // given together: the socket path wins, then the target URI. Options that
 // only tune a source (WithSelector, WithCacheFile, WithFilePollInterval,
-// WithRetryBackoff, ...) choose none, and are unused by the sources they do
+// WithPollInterval, WithHTTPHeader, WithRetryBackoff, ...) choose none, and are unused by the sources they do
 // not apply to.
 type Option func(*config)
 
@@ -117,6 +118,83 @@ func WithFile(path string) Option {
 // systems that lose notifications still arrive.
 func WithFilePollInterval(d time.Duration) Option {
 	return durationOption("WithFilePollInterval", d, false, func(c *Config) *time.Duration { return &c.OfflinePollInterval })
+}
+
+// WithURL reads the flags from an http or https URL: a CDN, a config
+// service, a raw file in a Git host, or `flagsnap serve --http`. The URL
+// is asked every WithPollInterval (default 5s) with the ETag and
+// Last-Modified of its last answer, so an unchanged document costs the
+// server a 304 and the provider nothing. Each request is bounded by
+// WithDeadline, the document by WithMaxMessageSize; WithCertPath trusts
+// other certificate authorities for https, and WithHTTPHeader,
+// WithAuthorizationFile and WithHTTPClient shape the requests. A server
+// that fails (refused, timed out, 5xx, 429) leaves the flags in force, as
+// a lost file does: STALE, ERROR after the grace period, READY when it
+// answers again; a document that does not load is rejected as a bad file
+// is. It is an error with another choice of source.
+func WithURL(rawURL string) Option {
+	return func(c *config) {
+		if rawURL == "" {
+			c.fail("WithURL: the URL is empty")
+			return
+		}
+		c.chooseSource("WithURL", kindURL, "reads the flags from a URL")
+		c.URL = rawURL
+	}
+}
+
+// WithPollInterval sets how often the URL of WithURL is asked for the
+// flags (default 5s, as flagd's http sync). Each provider starts its polls
+// at a random point of the first interval and spreads each wait by a
+// tenth, so that a fleet started together does not poll in lockstep.
+func WithPollInterval(d time.Duration) Option {
+	return durationOption("WithPollInterval", d, false, func(c *Config) *time.Duration { return &c.PollInterval })
+}
+
+// WithHTTPHeader sends a header with every request to the URL of WithURL;
+// given again, it adds another (a second value for the same name too).
+func WithHTTPHeader(name, value string) Option {
+	return func(c *config) {
+		if name == "" {
+			c.fail("WithHTTPHeader: the header name is empty")
+			return
+		}
+		if c.HTTPHeader == nil {
+			c.HTTPHeader = http.Header{}
+		}
+		c.HTTPHeader.Add(name, value)
+	}
+}
+
+// WithAuthorizationFile sends the content of the file at path as the
+// Authorization header of every request to the URL of WithURL. The file is
+// read for every request, so a rotated token (a Kubernetes projected
+// service-account token) is used as soon as it is written; a file that
+// holds a bare token, one word, is sent as "Bearer <token>".
+func WithAuthorizationFile(path string) Option {
+	return textOption("WithAuthorizationFile", "path", path, func(c *Config) *string { return &c.AuthorizationFile })
+}
+
+// WithHTTPClient makes the requests to the URL of WithURL through client,
+// for a proxy, mTLS or a transport of your own. Redirects are still
+// followed at most 5 times and never from https to http. Give the
+// certificate authorities to the client's transport rather than with
+// WithCertPath.
+func WithHTTPClient(client *http.Client) Option {
+	return func(c *config) {
+		if client == nil {
+			c.fail("WithHTTPClient: the client is nil")
+			return
+		}
+		c.httpClient = client
+	}
+}
+
+// WithCertPath trusts the certificate authorities in the PEM file at path,
+// instead of the system's, for a sync server with TLS and for an https URL
+// (FLAGD_SERVER_CERT_PATH). It chooses no source, and turns no TLS on.
+func WithCertPath(path string) Option {
+	return textOption("WithCertPath", "path", path, func(c *Config) *string { return &c.CertPath })
 }
 
 // WithSource reads the flags from any implementation of source.Source; it

@@ -4,8 +4,11 @@ package flagsnap
 // and events, with what to change when nothing comes from there.
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -35,6 +38,7 @@ const (
 	originFile
 	originMemory
 	originCustom
+	originURL
 )
 
 // describeOrigin works out the origin from the configuration, before any
@@ -50,11 +54,19 @@ func (p *Provider) describeOrigin() origin {
 			return origin{kind: originFile, name: s.Path(), description: "the flag file " + s.Path()}
 		case *source.GRPC:
 			return origin{kind: originServer, name: s.Target(), description: "the sync server at " + s.Target()}
+		case *source.HTTP:
+			return origin{kind: originURL, name: s.URL(), description: "the URL " + s.URL()}
+		case interface{ Origin() string }:
+			// Sources of other modules (object storage) name their origin.
+			return origin{kind: originCustom, name: s.Origin(), description: s.Origin()}
 		}
 		name := fmt.Sprintf("%T", c.source)
 		return origin{kind: originCustom, name: name, description: "the source " + name}
 	case c.flags != nil:
 		return origin{kind: originMemory, name: source.MemoryOrigin, description: "the flags given with WithFlags"}
+	case c.URL != "":
+		name := redactedURL(c.URL)
+		return origin{kind: originURL, name: name, description: "the URL " + name}
 	case c.Resolver == ResolverFile:
 		return origin{kind: originFile, name: c.OfflineFlagSourcePath, description: "the flag file " + c.OfflineFlagSourcePath}
 	}
@@ -91,6 +103,8 @@ func (p *Provider) resolverName() string {
 		return string(ResolverInProcess)
 	case originMemory:
 		return "memory"
+	case originURL:
+		return "http"
 	}
 	return "custom"
 }
@@ -108,6 +122,8 @@ func (o origin) remedy(cause error) string {
 		return serverRemedy(cause)
 	case originMemory:
 		return "give a document that loads"
+	case originURL:
+		return urlRemedy(cause)
 	}
 	return "check the source"
 }
@@ -131,4 +147,40 @@ func serverRemedy(cause error) string {
 		return "raise the bound with WithMaxMessageSize"
 	}
 	return "check that a flagd sync server runs there; " + address
+}
+
+// urlRemedy is the remedy for a URL, from what went wrong last.
+func urlRemedy(cause error) string {
+	var he *source.HTTPError
+	var tooLarge *source.MessageTooLargeError
+	text := errText(cause)
+	switch {
+	case cause == nil:
+		return "the server has not answered yet: check that the URL given to WithURL is reachable from here"
+	case errors.As(cause, &tooLarge):
+		return "raise the bound with WithMaxMessageSize"
+	case errors.As(cause, &he) && (he.StatusCode == http.StatusUnauthorized || he.StatusCode == http.StatusForbidden):
+		return "the server refused the credentials: check WithAuthorizationFile and WithHTTPHeader"
+	case errors.As(cause, &he) && he.StatusCode == http.StatusNotFound:
+		return "nothing is at that path: check the path of the URL given to WithURL"
+	case errors.As(cause, &he) && he.StatusCode != 0:
+		return "the server failed to answer with the flags: check the server, or the URL given to WithURL"
+	case strings.Contains(text, "certificate"), strings.Contains(text, "tls:"):
+		return "the TLS handshake failed: trust the server's certificate authority with WithCertPath (" + EnvServerCertPath + ")"
+	case strings.Contains(text, "connection refused"):
+		return "nothing listens there: check the host and port of the URL given to WithURL"
+	case strings.Contains(text, "deadline exceeded"), strings.Contains(text, "Timeout"):
+		return "the server did not answer within the deadline: raise it with WithDeadline, or check the server"
+	}
+	return "check the URL given to WithURL"
+}
+
+// redactedURL is raw with any password in it replaced, as messages show
+// it; raw itself when it does not parse, which NewProvider reports.
+func redactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return u.Redacted()
 }

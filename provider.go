@@ -110,6 +110,7 @@ func NewProvider(opts ...Option) (*Provider, error) {
 func (p *Provider) Config() Config {
 	c := p.cfg.Config
 	c.FatalStatusCodes = slices.Clone(c.FatalStatusCodes)
+	c.HTTPHeader = c.HTTPHeader.Clone()
 	return c
 }
 

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,7 +23,7 @@ import (
 // sink is how a source reaches a run.
 type sink run
 
-var _ source.Sink = (*sink)(nil)
+var _ source.PollSink = (*sink)(nil)
 
 // errShutDown is the verdict on flags that arrive after Shutdown.
 var errShutDown = errors.New("flagsnap: the provider has shut down")
@@ -153,7 +154,7 @@ func (r *run) accept(set *evaluator.FlagSet, origin string, digest [sha256.Size]
 // may heal within the grace period, since the server will send the same
 // set again.
 func (r *run) tooLarge(e *source.MessageTooLargeError) {
-	err := fmt.Errorf("the flag set from %s is %d bytes, over the limit of %d bytes: raise it with flagsnap.WithMaxMessageSize", e.Target, e.Size, e.Limit)
+	err := fmt.Errorf("%s: raise it with flagsnap.WithMaxMessageSize", strings.TrimPrefix(e.Error(), "source: "))
 	r.p.log.Error("flag set refused; the previous flags stay in force", slog.String("origin", e.Target),
 		slog.Int("size", e.Size), slog.Int("limit", e.Limit), slog.String("error", err.Error()))
 	r.p.stats.failed(err, true)
@@ -208,6 +209,9 @@ func (s *sink) Lost(err error) {
 		// Already reported; a lost source stays an error.
 	}
 }
+
+// Unchanged counts a poll that found the flags unchanged.
+func (s *sink) Unchanged() { (*run)(s).p.stats.polledUnchanged() }
 
 // Fatal reports a source that gave up for good.
 func (s *sink) Fatal(err error) {

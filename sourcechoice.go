@@ -19,6 +19,7 @@ const (
 	kindFile
 	kindServer
 	kindMemory
+	kindURL
 )
 
 // sourceChoice is an option that chose a kind of source, kept to name both
@@ -66,6 +67,9 @@ func (c *config) chooseSource(option string, kind sourceKind, effect string) {
 func (c *config) dropOtherSources(kind sourceKind, envOnly bool) {
 	if kind != kindMemory && !envOnly {
 		c.flags, c.source = nil, nil
+	}
+	if kind != kindURL && !envOnly {
+		c.URL = ""
 	}
 	if kind != kindFile && (c.pathFromEnv || !envOnly) {
 		c.OfflineFlagSourcePath, c.pathFromEnv = "", false

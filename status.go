@@ -35,7 +35,8 @@ const (
 // and readiness probes.
 type SourceStatus struct {
 	// Source is where the flags come from: a file path, a server address
-	// or unix socket, "memory", or a custom source's type.
+	// or unix socket, a URL (without its password), an object's URL,
+	// "memory", or a custom source's type.
 	Source string `json:"source"`
 	// Selector is the flag set asked of a sync server, if any.
 	Selector string      `json:"selector,omitempty"`
@@ -60,6 +61,10 @@ type SourceStatus struct {
 	Received uint64 `json:"received"`
 	Applied  uint64 `json:"applied"`
 	Rejected uint64 `json:"rejected"`
+	// Unchanged counts the polls of a URL or an object that found the
+	// flags in force unchanged (a 304, or the same document), which are
+	// not counted as received.
+	Unchanged uint64 `json:"unchanged"`
 	// Reconnects counts the times the source came back after a loss.
 	Reconnects uint64 `json:"reconnects"`
 	// LastError is the last thing that went wrong, and when; empty (and
@@ -73,6 +78,7 @@ type SourceStatus struct {
 type sourceStats struct {
 	mu                                     sync.Mutex
 	received, applied, rejected, reconnect uint64
+	unchanged                              uint64
 	digest                                 [sha256.Size]byte
 	hasDigest                              bool
 	lastErr                                string
@@ -83,6 +89,13 @@ type sourceStats struct {
 func (s *sourceStats) delivered() {
 	s.mu.Lock()
 	s.received++
+	s.mu.Unlock()
+}
+
+// polledUnchanged counts a poll that found the flags unchanged.
+func (s *sourceStats) polledUnchanged() {
+	s.mu.Lock()
+	s.unchanged++
 	s.mu.Unlock()
 }
 
@@ -122,6 +135,7 @@ func (p *Provider) SourceStatus() SourceStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st.Received, st.Applied, st.Rejected, st.Reconnects = s.received, s.applied, s.rejected, s.reconnect
+	st.Unchanged = s.unchanged
 	if s.hasDigest {
 		st.Digest = hex.EncodeToString(s.digest[:])
 	}

@@ -362,17 +362,26 @@ func transportCredentials(cfg GRPCConfig, log *slog.Logger) (credentials.Transpo
 	}
 	conf := &tls.Config{MinVersion: tls.VersionTLS12}
 	if cfg.CACertPath != "" {
-		pem, err := os.ReadFile(cfg.CACertPath)
+		pool, err := loadCAPool(cfg.CACertPath)
 		if err != nil {
-			return nil, fmt.Errorf("source: reading CA certificate: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("source: CA certificate %s holds no PEM certificate", cfg.CACertPath)
+			return nil, err
 		}
 		conf.RootCAs = pool
 	}
 	return credentials.NewTLS(conf), nil
+}
+
+// loadCAPool reads the PEM file of certificate authorities at path.
+func loadCAPool(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("source: reading CA certificate: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("source: CA certificate %s holds no PEM certificate", path)
+	}
+	return pool, nil
 }
 
 // protoDuration writes d as a protobuf JSON Duration, the form service

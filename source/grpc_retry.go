@@ -62,19 +62,23 @@ func gracefulEnd(err error) bool {
 	return false
 }
 
-// MessageTooLargeError is what a GRPC source reports through Sink.Lost
-// when the server sends a flag set larger than GRPCConfig.MaxMessageSize:
-// the flags already delivered stay in force, and the set is asked for
-// again only after RetryBackoffMax.
+// MessageTooLargeError is what a GRPC or HTTP source reports through
+// Sink.Lost when the flag set is larger than its limit
+// (GRPCConfig.MaxMessageSize, HTTPConfig.MaxBodySize): the flags already
+// delivered stay in force. A GRPC source asks again only after
+// RetryBackoffMax.
 type MessageTooLargeError struct {
-	Target string // the server
-	Size   int    // the message's size in bytes, as the server announced it
-	Limit  int    // GRPCConfig.MaxMessageSize
-	Err    error  // gRPC's status
+	Target string // the server or URL
+	Size   int    // the message's size in bytes, as the server announced it; -1 when unknown
+	Limit  int    // the source's MaxMessageSize or MaxBodySize
+	Err    error  // gRPC's status, or nil
 }
 
 func (e *MessageTooLargeError) Error() string {
-	return fmt.Sprintf("source: the flag set from %s is %d bytes, over the limit of %d bytes (GRPCConfig.MaxMessageSize)", e.Target, e.Size, e.Limit)
+	if e.Size < 0 {
+		return fmt.Sprintf("source: the flag set from %s is over the limit of %d bytes", e.Target, e.Limit)
+	}
+	return fmt.Sprintf("source: the flag set from %s is %d bytes, over the limit of %d bytes", e.Target, e.Size, e.Limit)
 }
 
 func (e *MessageTooLargeError) Unwrap() error { return e.Err }

@@ -22,7 +22,7 @@ const testDebounce = 10 * time.Millisecond
 
 // call is one call a Source made on its Sink.
 type call struct {
-	kind    string // "update", "lost" or "fatal"
+	kind    string // "update", "lost", "fatal" or "unchanged"
 	flags   string
 	syncCtx map[string]any
 	orig    string
@@ -72,6 +72,7 @@ func (r *recorder) Update(u Update) error {
 }
 func (r *recorder) Lost(err error)  { r.record(call{kind: "lost", err: err}) }
 func (r *recorder) Fatal(err error) { r.record(call{kind: "fatal", err: err}) }
+func (r *recorder) Unchanged()      { r.record(call{kind: "unchanged"}) }
 
 func (r *recorder) snapshot() []call {
 	r.mu.Lock()

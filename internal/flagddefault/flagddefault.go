@@ -16,6 +16,7 @@ const (
 	RetryBackoffMax  = 12 * time.Second
 	RetryGracePeriod = 5 * time.Second
 	FilePollInterval = 5 * time.Second
+	PollInterval     = 5 * time.Second // of a URL or an object, as flagd's http sync
 	// MaxMessageSize is 1 GiB, far above gRPC's own 4 MiB, which large
 	// flag sets exceed.
 	MaxMessageSize = 1 << 30

@@ -1,0 +1,446 @@
+package source
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// origin is a test HTTP server whose answers the test sets.
+type origin struct {
+	mu         sync.Mutex
+	doc        string
+	etag       string
+	modified   string
+	status     int // 0: serve doc
+	retryAfter string
+	delay      time.Duration
+	requests   []*http.Request
+}
+
+func (o *origin) set(f func(o *origin)) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	f(o)
+}
+
+func (o *origin) seen() []*http.Request {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]*http.Request(nil), o.requests...)
+}
+
+func (o *origin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	o.mu.Lock()
+	o.requests = append(o.requests, r.Clone(context.Background()))
+	doc, etag, modified, status, retry, delay := o.doc, o.etag, o.modified, o.status, o.retryAfter, o.delay
+	o.mu.Unlock()
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if status != 0 {
+		if retry != "" {
+			w.Header().Set("Retry-After", retry)
+		}
+		http.Error(w, "failing on purpose", status)
+		return
+	}
+	if etag != "" {
+		w.Header().Set("ETag", etag)
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	if modified != "" {
+		w.Header().Set("Last-Modified", modified)
+		if r.Header.Get("If-Modified-Since") == modified {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	fmt.Fprint(w, doc)
+}
+
+// runHTTP runs an HTTP source for cfg until the test ends.
+func runHTTP(t *testing.T, cfg HTTPConfig) *recorder {
+	t.Helper()
+	src, err := NewHTTP(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- src.Run(ctx, rec) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(waitTimeout):
+			t.Error("Run did not return after its context ended")
+		}
+		if n := rec.overlaps.Load(); n > 0 {
+			t.Errorf("the sink was called concurrently %d times", n)
+		}
+	})
+	return rec
+}
+
+func TestHTTPPollsWithTheETag(t *testing.T) {
+	o := &origin{doc: `{"flags":{}}`, etag: `"v1"`}
+	srv := httptest.NewServer(o)
+	defer srv.Close()
+	rec := runHTTP(t, HTTPConfig{URL: srv.URL + "/flags.json", PollInterval: 10 * time.Millisecond})
+
+	rec.waitUpdate(t, `{"flags":{}}`)
+	rec.waitFor(t, "two unchanged polls", func(c []call) bool { return count(c, "unchanged") >= 2 })
+	reqs := o.seen()
+	if got := reqs[0].Header.Get("If-None-Match"); got != "" {
+		t.Errorf("first request: If-None-Match %q, want none", got)
+	}
+	if got := reqs[1].Header.Get("If-None-Match"); got != `"v1"` {
+		t.Errorf("second request: If-None-Match %q, want the ETag of the first answer", got)
+	}
+
+	o.set(func(o *origin) { o.doc, o.etag = `{"flags":{"a":{}}}`, `"v2"` })
+	calls := rec.waitUpdate(t, `{"flags":{"a":{}}}`)
+	if n := count(calls, "update"); n != 2 {
+		t.Errorf("%d updates, want 2 (one per document): %v", n, calls)
+	}
+	if got := calls[len(calls)-1].orig; got != srv.URL+"/flags.json" {
+		t.Errorf("origin %q, want the URL", got)
+	}
+}
+
+func TestHTTPPollsWithLastModified(t *testing.T) {
+	o := &origin{doc: `{"flags":{}}`, modified: "Wed, 25 Nov 2026 10:00:00 GMT"}
+	srv := httptest.NewServer(o)
+	defer srv.Close()
+	rec := runHTTP(t, HTTPConfig{URL: srv.URL, PollInterval: 10 * time.Millisecond})
+	rec.waitFor(t, "an unchanged poll", func(c []call) bool { return count(c, "unchanged") >= 1 })
+	if got := o.seen()[1].Header.Get("If-Modified-Since"); got != "Wed, 25 Nov 2026 10:00:00 GMT" {
+		t.Errorf("If-Modified-Since %q, want the Last-Modified of the first answer", got)
+	}
+}
+
+// A server without validators answers 200 every time; the same document
+// is still no news.
+func TestHTTPSameDocumentIsUnchanged(t *testing.T) {
+	o := &origin{doc: `{"flags":{}}`}
+	srv := httptest.NewServer(o)
+	defer srv.Close()
+	rec := runHTTP(t, HTTPConfig{URL: srv.URL, PollInterval: 10 * time.Millisecond})
+	calls := rec.waitFor(t, "three unchanged polls", func(c []call) bool { return count(c, "unchanged") >= 3 })
+	if n := count(calls, "update"); n != 1 {
+		t.Errorf("%d updates, want 1: %v", n, calls)
+	}
+}
+
+// Every failure is reported as a loss naming the URL and what went wrong;
+// the next answer is delivered even though the document did not change,
+// which is how the sink learns the origin is back.
+func TestHTTPFailuresAreLossesUntilTheServerAnswers(t *testing.T) {
+	tests := []struct {
+		name    string
+		fail    func(o *origin)
+		timeout time.Duration
+		want    string
+	}{
+		{"server error", func(o *origin) { o.status = http.StatusInternalServerError }, 0, "500 Internal Server Error"},
+		{"unavailable", func(o *origin) { o.status = http.StatusServiceUnavailable }, 0, "503 Service Unavailable"},
+		{"too many requests", func(o *origin) { o.status = http.StatusTooManyRequests }, 0, "429 Too Many Requests"},
+		{"not found", func(o *origin) { o.status = http.StatusNotFound }, 0, "404 Not Found"},
+		{"unauthorized", func(o *origin) { o.status = http.StatusUnauthorized }, 0, "401 Unauthorized"},
+		{"timeout", func(o *origin) { o.delay = time.Second }, 50 * time.Millisecond, "deadline exceeded"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := &origin{doc: `{"flags":{}}`, etag: `"v1"`}
+			srv := httptest.NewServer(o)
+			defer srv.Close()
+			rec := runHTTP(t, HTTPConfig{URL: srv.URL + "/f", PollInterval: 20 * time.Millisecond, Timeout: tt.timeout})
+			rec.waitUpdate(t, `{"flags":{}}`)
+
+			o.set(tt.fail)
+			err := rec.waitLost(t)
+			if !strings.Contains(err.Error(), "GET "+srv.URL+"/f") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("lost: %v, want the URL and %q", err, tt.want)
+			}
+			var he *HTTPError
+			if !errors.As(err, &he) {
+				t.Errorf("lost: %T, want an *HTTPError", err)
+			}
+
+			o.set(func(o *origin) { o.status, o.delay = 0, 0 })
+			calls := rec.waitUpdate(t, `{"flags":{}}`)
+			if n := count(calls, "lost"); n != 1 {
+				t.Errorf("%d losses reported, want 1 for one failure repeated: %v", n, calls)
+			}
+			// The server answers If-None-Match "v1" with a 304: the
+			// second update shows the request after the loss asked for
+			// the document whatever it was.
+			if n := count(calls, "update"); n != 2 {
+				t.Errorf("%d updates, want the document again after the loss: %v", n, calls)
+			}
+		})
+	}
+}
+
+func TestHTTPConnectionRefused(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	rec := runHTTP(t, HTTPConfig{URL: url, PollInterval: 20 * time.Millisecond})
+	err := rec.waitLost(t)
+	if !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), url) {
+		t.Errorf("lost: %v, want the URL and connection refused", err)
+	}
+}
+
+func TestHTTPHonoursRetryAfter(t *testing.T) {
+	o := &origin{status: http.StatusServiceUnavailable, retryAfter: "1"}
+	srv := httptest.NewServer(o)
+	defer srv.Close()
+	rec := runHTTP(t, HTTPConfig{URL: srv.URL, PollInterval: 10 * time.Millisecond})
+	err := rec.waitLost(t)
+	if !strings.Contains(err.Error(), "retry after 1s") {
+		t.Errorf("lost: %v, want the Retry-After in it", err)
+	}
+	o.set(func(o *origin) { o.status, o.doc = 0, `{"flags":{}}` })
+	rec.waitUpdate(t, `{"flags":{}}`)
+	reqs := o.seen()
+	if len(reqs) != 2 {
+		t.Errorf("%d requests, want 2: the retry waits out Retry-After, 100 poll intervals", len(reqs))
+	}
+}
+
+func TestHTTPDecodesGzip(t *testing.T) {
+	doc := `{"flags":{"zipped":{"state":"ENABLED","variants":{"on":true},"defaultVariant":"on"}}}`
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	zw.Write([]byte(doc))
+	zw.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Sent whether asked for or not: a transport with compression
+		// off gets it encoded too.
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(zipped.Bytes())
+	}))
+	defer srv.Close()
+	for _, tt := range []struct {
+		name   string
+		client *http.Client
+	}{
+		{"source's own client", nil},
+		{"client without compression", &http.Client{Transport: &http.Transport{DisableCompression: true}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := runHTTP(t, HTTPConfig{URL: srv.URL, PollInterval: time.Hour, Client: tt.client})
+			rec.waitUpdate(t, doc)
+		})
+	}
+}
+
+func TestHTTPRedirects(t *testing.T) {
+	o := &origin{doc: `{"flags":{}}`}
+	final := httptest.NewServer(o)
+	defer final.Close()
+	// /r/N redirects to /r/N-1, and /r/0 to the document.
+	hops := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n int
+		fmt.Sscanf(r.URL.Path, "/r/%d", &n)
+		if n == 0 {
+			http.Redirect(w, r, final.URL, http.StatusFound)
+			return
+		}
+		http.Redirect(w, r, fmt.Sprintf("/r/%d", n-1), http.StatusMovedPermanently)
+	}))
+	defer hops.Close()
+	secure := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, final.URL, http.StatusFound)
+	}))
+	defer secure.Close()
+
+	t.Run("five are followed", func(t *testing.T) {
+		rec := runHTTP(t, HTTPConfig{URL: hops.URL + "/r/4", PollInterval: time.Hour})
+		rec.waitUpdate(t, `{"flags":{}}`)
+	})
+	t.Run("six are not", func(t *testing.T) {
+		rec := runHTTP(t, HTTPConfig{URL: hops.URL + "/r/5", PollInterval: time.Hour})
+		if err := rec.waitLost(t); !strings.Contains(err.Error(), "stopped after 5 redirects") {
+			t.Errorf("lost: %v", err)
+		}
+	})
+	t.Run("never from https to http", func(t *testing.T) {
+		rec := runHTTP(t, HTTPConfig{URL: secure.URL, PollInterval: time.Hour, Client: secure.Client()})
+		if err := rec.waitLost(t); !strings.Contains(err.Error(), "refused a redirect from https to http") {
+			t.Errorf("lost: %v", err)
+		}
+	})
+}
+
+func TestHTTPHeadersAndRotatedAuthorization(t *testing.T) {
+	o := &origin{doc: `{"flags":{}}`}
+	srv := httptest.NewServer(o)
+	defer srv.Close()
+	authFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(authFile, []byte("first-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rec := runHTTP(t, HTTPConfig{
+		URL: srv.URL, PollInterval: 10 * time.Millisecond,
+		Header:            http.Header{"X-Api-Key": {"k1"}},
+		AuthorizationFile: authFile,
+	})
+	rec.waitUpdate(t, `{"flags":{}}`)
+	first := o.seen()[0]
+	if got := first.Header.Get("Authorization"); got != "Bearer first-token" {
+		t.Errorf("Authorization %q, want a bare token sent as Bearer", got)
+	}
+	if got := first.Header.Get("X-Api-Key"); got != "k1" {
+		t.Errorf("X-Api-Key %q, want k1", got)
+	}
+
+	if err := os.WriteFile(authFile, []byte("Basic dXNlcjpwYXNz"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		reqs := o.seen()
+		if reqs[len(reqs)-1].Header.Get("Authorization") == "Basic dXNlcjpwYXNz" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the rewritten Authorization file was not used")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	if err := os.Remove(authFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.waitLost(t); !strings.Contains(err.Error(), "Authorization file") {
+		t.Errorf("lost: %v, want the Authorization file named", err)
+	}
+}
+
+func TestHTTPBoundsTheBody(t *testing.T) {
+	o := &origin{doc: `{"flags":{}}` + strings.Repeat(" ", 100)}
+	srv := httptest.NewServer(o)
+	defer srv.Close()
+	rec := runHTTP(t, HTTPConfig{URL: srv.URL, PollInterval: time.Hour, MaxBodySize: 50})
+	err := rec.waitLost(t)
+	var tooLarge *MessageTooLargeError
+	if !errors.As(err, &tooLarge) || tooLarge.Limit != 50 || tooLarge.Size != 112 {
+		t.Fatalf("lost: %#v, want a *MessageTooLargeError of 112 bytes over 50", err)
+	}
+}
+
+func TestHTTPTrustsTheCAFile(t *testing.T) {
+	srv := httptest.NewTLSServer(&origin{doc: `{"flags":{}}`})
+	defer srv.Close()
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	block := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(caFile, block, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("with the CA", func(t *testing.T) {
+		rec := runHTTP(t, HTTPConfig{URL: srv.URL, PollInterval: time.Hour, CACertPath: caFile})
+		rec.waitUpdate(t, `{"flags":{}}`)
+	})
+	t.Run("without", func(t *testing.T) {
+		rec := runHTTP(t, HTTPConfig{URL: srv.URL, PollInterval: time.Hour})
+		if err := rec.waitLost(t); !strings.Contains(err.Error(), "certificate") {
+			t.Errorf("lost: %v, want a certificate error", err)
+		}
+	})
+}
+
+func TestNewHTTPRefusesBadConfig(t *testing.T) {
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(caFile, []byte("not a certificate"), 0o600)
+	tests := []struct {
+		name string
+		cfg  HTTPConfig
+		want string
+	}{
+		{"no URL", HTTPConfig{}, "URL is required"},
+		{"other scheme", HTTPConfig{URL: "ftp://example.test/f"}, "must be http or https"},
+		{"relative", HTTPConfig{URL: "/flags.json"}, "must be http or https"},
+		{"no host", HTTPConfig{URL: "http:///flags.json"}, "has no host"},
+		{"password hidden", HTTPConfig{URL: "ftp://me:secret@example.test/"}, "me:xxxxx@"},
+		{"bad header name", HTTPConfig{URL: "http://h/", Header: http.Header{"Bad Name": {"v"}}}, `"Bad Name" is not a header name`},
+		{"line break in a value", HTTPConfig{URL: "http://h/", Header: http.Header{"X-A": {"v\r\nX-B: w"}}}, "line break"},
+		{"client and CA file", HTTPConfig{URL: "https://h/", Client: &http.Client{}, CACertPath: caFile}, "given together"},
+		{"CA file without a certificate", HTTPConfig{URL: "https://h/", CACertPath: caFile}, "holds no PEM certificate"},
+		{"negative timeout", HTTPConfig{URL: "http://h/", Timeout: -1}, "Timeout must not be negative"},
+		{"negative interval", HTTPConfig{URL: "http://h/", PollInterval: -1}, "Interval must not be negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewHTTP(tt.cfg)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("NewHTTP: %v, want an error with %q", err, tt.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "secret") {
+				t.Errorf("NewHTTP: %v shows the password", err)
+			}
+		})
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		value string
+		want  time.Duration
+	}{
+		{"", 0},
+		{"3", 3 * time.Second},
+		{"0", 0},
+		{"-5", 0},
+		{"100000", maxRetryAfter},
+		{"Thu, 26 Nov 2026 12:00:30 GMT", 30 * time.Second},
+		{"Thu, 26 Nov 2026 11:00:00 GMT", 0},
+		{"soon", 0},
+	}
+	for _, tt := range tests {
+		if got := retryAfter(http.Header{"Retry-After": {tt.value}}, now); got != tt.want {
+			t.Errorf("Retry-After %q: %v, want %v", tt.value, got, tt.want)
+		}
+	}
+}
+
+func TestPollBackoffDoublesUpToTheInterval(t *testing.T) {
+	p := &Poll{interval: 8 * time.Second}
+	r := &poller{p: p}
+	wants := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second}
+	for i, want := range wants {
+		r.failures = i + 1
+		for range 20 {
+			got := r.backoff()
+			if got < want-want/10 || got > min(want+want/10, p.interval) {
+				t.Fatalf("failure %d: waits %v, want %v give or take a tenth, at most the interval", i+1, got, want)
+			}
+		}
+	}
+}
