@@ -86,7 +86,7 @@ func TestDefaults(t *testing.T) {
 		Resolver: ResolverRPC, Host: "localhost", Port: 8013, Deadline: 500 * time.Millisecond,
 		StreamDeadline: 600 * time.Second, RetryBackoff: time.Second, RetryBackoffMax: 12 * time.Second,
 		RetryGracePeriod: 5 * time.Second, OfflinePollInterval: 5 * time.Second, FractionalVersion: fractional.V2,
-		MaxMessageSize: 1 << 30,
+		MaxMessageSize: 1 << 30, PollInterval: 5 * time.Second,
 	}
 	if !sameConfig(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -120,6 +120,7 @@ func TestOptionsSetTheirFields(t *testing.T) {
 		KeepAlive: 30 * time.Second, Selector: "app=shop", ProviderID: "shop-1", OfflinePollInterval: time.Minute,
 		FatalStatusCodes: []string{"PERMISSION_DENIED"}, CacheFile: "/var/cache/flags.json",
 		FractionalVersion: fractional.V3, StrictValidation: true, MaxMessageSize: DefaultMaxMessageSize,
+		PollInterval: DefaultPollInterval,
 	}
 	if !sameConfig(c, want) {
 		t.Errorf("options:\n got %+v\nwant %+v", c, want)
@@ -189,7 +190,7 @@ func TestEnvironmentVariables(t *testing.T) {
 		RetryBackoff: 200 * time.Millisecond, RetryBackoffMax: 4 * time.Second, RetryGracePeriod: 3 * time.Second,
 		KeepAlive: 30 * time.Second, Selector: "app=shop", ProviderID: "shop-1", OfflinePollInterval: 250 * time.Millisecond,
 		FatalStatusCodes: []string{"PERMISSION_DENIED", "unauthenticated"}, CacheFile: "/var/cache/flags.json",
-		FractionalVersion: fractional.V3, MaxMessageSize: DefaultMaxMessageSize,
+		FractionalVersion: fractional.V3, MaxMessageSize: DefaultMaxMessageSize, PollInterval: DefaultPollInterval,
 	}
 	if !sameConfig(c, want) {
 		t.Errorf("from the environment:\n got %+v\nwant %+v", c, want)
