@@ -169,6 +169,7 @@ var importPaths = map[string]string{
 	"log":          "log",
 	"os":           "os",
 	"slog":         "log/slog",
+	"sql":          "database/sql",
 	"strings":      "strings",
 	"sync":         "sync",
 	"testing":      "testing",
