@@ -218,6 +218,11 @@ func (r *run) signalStateChange() {
 // repeats the code: the OpenFeature Go SDK hands handlers the message, the
 // flag changes and the metadata, but not ErrorCode.
 func (r *run) emit(t openfeature.EventType, msg string, changes []string, code openfeature.ErrorCode) {
+	if t == openfeature.ProviderConfigChange {
+		// Counted before it is sent, so that whoever caused it can tell
+		// from SourceStatus that it is on its way.
+		r.p.stats.announcedChange()
+	}
 	meta := map[string]any{"source": r.p.origin.name}
 	if t == openfeature.ProviderError {
 		if code == "" {

@@ -67,6 +67,10 @@ type SourceStatus struct {
 	Unchanged uint64 `json:"unchanged"`
 	// Reconnects counts the times the source came back after a loss.
 	Reconnects uint64 `json:"reconnects"`
+	// ConfigChanges counts the PROVIDER_CONFIGURATION_CHANGED events
+	// sent: for flag sets that changed flags in force, and for each
+	// recovery.
+	ConfigChanges uint64 `json:"configChanges"`
 	// LastError is the last thing that went wrong, and when; empty (and
 	// left out of the JSON) when nothing has.
 	LastError   string    `json:"lastError,omitempty"`
@@ -78,7 +82,7 @@ type SourceStatus struct {
 type sourceStats struct {
 	mu                                     sync.Mutex
 	received, applied, rejected, reconnect uint64
-	unchanged                              uint64
+	unchanged, configChanges               uint64
 	digest                                 [sha256.Size]byte
 	hasDigest                              bool
 	lastErr                                string
@@ -96,6 +100,13 @@ func (s *sourceStats) delivered() {
 func (s *sourceStats) polledUnchanged() {
 	s.mu.Lock()
 	s.unchanged++
+	s.mu.Unlock()
+}
+
+// announcedChange counts a CONFIGURATION_CHANGED event sent.
+func (s *sourceStats) announcedChange() {
+	s.mu.Lock()
+	s.configChanges++
 	s.mu.Unlock()
 }
 
@@ -135,7 +146,7 @@ func (p *Provider) SourceStatus() SourceStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st.Received, st.Applied, st.Rejected, st.Reconnects = s.received, s.applied, s.rejected, s.reconnect
-	st.Unchanged = s.unchanged
+	st.Unchanged, st.ConfigChanges = s.unchanged, s.configChanges
 	if s.hasDigest {
 		st.Digest = hex.EncodeToString(s.digest[:])
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -121,8 +122,11 @@ func (f *Flags) Provider() *flagsnap.Provider { return f.provider }
 func (f *Flags) Source() *source.Memory { return f.source }
 
 // Set replaces the flags. When it returns, the provider serves the new
-// ones (the next evaluation sees them) and the client is READY. A
-// document the provider rejects fails the test; TrySet is for those.
+// ones (the next evaluation sees them), the client is READY, and the
+// PROVIDER_CONFIGURATION_CHANGED event the change caused, if any, has been
+// handed to the client's handlers (OpenFeature runs each on a goroutine of
+// its own). A document the provider rejects fails the test; TrySet is for
+// those.
 func (f *Flags) Set(doc []byte) {
 	f.t.Helper()
 	if err := f.TrySet(doc); err != nil {
@@ -133,7 +137,8 @@ func (f *Flags) Set(doc []byte) {
 // TrySet offers doc to the provider and returns its verdict: nil, or why
 // it rejected the document, for tests of what happens when bad flags
 // arrive. It returns once the client shows the verdict: READY with the new
-// flags served, or ERROR with the flags in force kept.
+// flags served and their PROVIDER_CONFIGURATION_CHANGED, if any, handed to
+// the client's handlers, or ERROR with the flags in force kept.
 func (f *Flags) TrySet(doc []byte) error {
 	f.t.Helper()
 	err := f.source.Set(doc)
@@ -154,7 +159,8 @@ func (f *Flags) Lost(err error) {
 }
 
 // Restore ends a loss simulated with Lost and returns once the client
-// reports READY.
+// reports READY and the PROVIDER_CONFIGURATION_CHANGED of the recovery has
+// been handed to the client's handlers.
 func (f *Flags) Restore() {
 	f.t.Helper()
 	if err := f.source.Restore(); err != nil {
@@ -213,11 +219,14 @@ func (f *Flags) setUnsettled(err error) {
 	}
 }
 
-// watch is a wait for the client's state.
+// watch is a wait for the client's state, and for the
+// CONFIGURATION_CHANGED events handed to its handlers.
 type watch struct {
 	client  *openfeature.Client
 	wake    chan struct{}
-	handler openfeature.EventCallback
+	state   openfeature.EventCallback // for the events that set the state
+	change  openfeature.EventCallback // for CONFIGURATION_CHANGED
+	changes atomic.Uint64             // CONFIGURATION_CHANGED events seen
 }
 
 // stateEvents are the events that set the client's state.
@@ -229,17 +238,24 @@ var stateEvents = []openfeature.EventType{openfeature.ProviderReady, openfeature
 // handlers are in place before the wait acts, so none is missed.
 func (f *Flags) watch() *watch {
 	w := &watch{client: f.client, wake: make(chan struct{}, 1)}
-	h := func(openfeature.EventDetails) {
-		select {
-		case w.wake <- struct{}{}:
-		default:
-		}
+	state := func(openfeature.EventDetails) { w.wakeUp() }
+	change := func(openfeature.EventDetails) {
+		w.changes.Add(1)
+		w.wakeUp()
 	}
-	w.handler = &h
+	w.state, w.change = &state, &change
 	for _, t := range stateEvents {
-		f.client.AddHandler(t, w.handler)
+		f.client.AddHandler(t, w.state)
 	}
+	f.client.AddHandler(openfeature.ProviderConfigChange, w.change)
 	return w
+}
+
+func (w *watch) wakeUp() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
 }
 
 // stop removes the wait's handlers. Removing one takes the lock that
@@ -247,8 +263,9 @@ func (f *Flags) watch() *watch {
 // returned every handler of the events the wait saw has been started.
 func (w *watch) stop() {
 	for _, t := range stateEvents {
-		w.client.RemoveHandler(t, w.handler)
+		w.client.RemoveHandler(t, w.state)
 	}
+	w.client.RemoveHandler(openfeature.ProviderConfigChange, w.change)
 }
 
 // until waits until the client's state is one of want, for at most
@@ -273,6 +290,23 @@ func (w *watch) until(ctx context.Context, bound time.Duration, what string, wan
 	}
 }
 
+// untilChanges waits until the wait has seen n CONFIGURATION_CHANGED
+// events, for at most bound, or until ctx is done.
+func (w *watch) untilChanges(ctx context.Context, bound time.Duration, n uint64) error {
+	timeout := time.NewTimer(bound)
+	defer timeout.Stop()
+	for w.changes.Load() < n {
+		select {
+		case <-w.wake:
+		case <-ctx.Done():
+			return nil
+		case <-timeout.C:
+			return fmt.Errorf("%d of the %d CONFIGURATION_CHANGED events the provider sent reached the client within %v", w.changes.Load(), n, bound)
+		}
+	}
+	return nil
+}
+
 // relay passes the test's source's calls on to the provider's source, and
 // returns from each once the client shows its outcome.
 //
@@ -283,9 +317,9 @@ func (w *watch) until(ctx context.Context, bound time.Duration, what string, wan
 // client showed before the call, which is the provider's own, since every
 // earlier call waited for its own. Only the end of the grace period
 // changes the state on its own, and that turns STALE into ERROR, which
-// changes none of these answers. CONFIGURATION_CHANGED sets no state and
-// is not waited for: whether the provider sends one for flags it accepts
-// while READY is not known outside it.
+// changes none of these answers. CONFIGURATION_CHANGED sets no state: the
+// provider counts those it sends in SourceStatus, and a call has settled
+// once as many as it caused have been handed to the client's handlers.
 type relay struct {
 	flags          *Flags
 	providerSource *source.Memory
@@ -304,6 +338,7 @@ func (r *relay) Update(u source.Update) error {
 		close(r.started)
 		return nil
 	}
+	sent := r.flags.provider.SourceStatus().ConfigChanges
 	w := r.flags.watch()
 	defer w.stop()
 	err := r.providerSource.Set(u.Flags)
@@ -320,7 +355,17 @@ func (r *relay) Update(u source.Update) error {
 	// Accepted flags are READY: at once if the client was READY already,
 	// else after the provider's READY event.
 	r.awaitOutcome(w, "the provider accepted the flags", "READY", openfeature.ReadyState)
+	r.awaitChanges(w, sent)
 	return nil
+}
+
+// awaitChanges waits until the CONFIGURATION_CHANGED events the provider
+// sent since it had sent sent have reached the client's handlers.
+func (r *relay) awaitChanges(w *watch, sent uint64) {
+	n := r.flags.provider.SourceStatus().ConfigChanges - sent
+	if err := w.untilChanges(r.ctx, WaitTimeout, n); err != nil {
+		r.flags.setUnsettled(err)
+	}
 }
 
 func (r *relay) Lost(err error) {

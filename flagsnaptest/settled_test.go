@@ -3,6 +3,8 @@ package flagsnaptest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -169,3 +171,53 @@ func TestAWaitIsBounded(t *testing.T) {
 		t.Errorf("until: %v", err)
 	}
 }
+
+// Set, TrySet and Restore return once the CONFIGURATION_CHANGED they
+// caused has been handed to the client's handlers. OpenFeature runs each
+// handler on a goroutine of its own, and a handler removed before an event
+// is handed over never sees it: a handler removed as soon as the call
+// returns still sees the change the call caused.
+func TestConfigurationChangedIsHandedOverWhenTheCallReturns(t *testing.T) {
+	f := New(t, colors("red"), flagsnap.WithStrictValidation())
+	// during runs call with a handler in place, removes it when call
+	// returns, and returns the changes it was handed.
+	during := func(call func()) []string {
+		seen := make(chan string, 4)
+		h := openfeature.EventCallback(ptr(func(d openfeature.EventDetails) {
+			seen <- strings.Join(d.FlagChanges, ",")
+		}))
+		f.Client().AddHandler(openfeature.ProviderConfigChange, h)
+		call()
+		f.Client().RemoveHandler(openfeature.ProviderConfigChange, h)
+		var got []string
+		wait := time.After(100 * time.Millisecond)
+		for {
+			select {
+			case c := <-seen:
+				got = append(got, c)
+			case <-wait:
+				return got
+			}
+		}
+	}
+	for i := range 20 {
+		a, b := fmt.Sprint("v", i%8), fmt.Sprint("v", 8+i%8)
+		if got := during(func() { f.Set(colors(a)) }); !slices.Equal(got, []string{"color"}) {
+			t.Fatalf("round %d: Set handed over %q, want one change of color", i, got)
+		}
+		if got := during(func() { f.TrySet(colors(a)) }); len(got) != 0 {
+			t.Fatalf("round %d: the same flags again handed over %q, want nothing", i, got)
+		}
+		if got := during(func() { f.TrySet(colors(b)) }); !slices.Equal(got, []string{"color"}) {
+			t.Fatalf("round %d: TrySet handed over %q, want one change of color", i, got)
+		}
+		f.Lost(nil)
+		// A recovery announces READY and CONFIGURATION_CHANGED, here
+		// naming no flag: the flags are those in force.
+		if got := during(f.Restore); !slices.Equal(got, []string{""}) {
+			t.Fatalf("round %d: Restore handed over %q, want one change naming no flag", i, got)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
