@@ -50,4 +50,8 @@
 // ("flagSetId=ID", "source=NAME", a bare NAME). [Server.SetSource] replaces
 // the flags of one source; each stream is sent its selection again when it
 // changed.
+//
+// [Server.Document] is the flag document a call with a given selector gets,
+// for serving the same selections over another protocol, and
+// [Server.Version] tells when documents taken earlier may be out of date.
 package syncserver

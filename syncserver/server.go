@@ -199,6 +199,10 @@ type Server struct {
 	resps map[string]*response
 
 	encodings atomic.Int64 // responses encoded, for tests
+
+	// version grows, under mu, with every change of what is served; read
+	// without mu by Version.
+	version atomic.Uint64
 }
 
 // generation is one run of a gRPC server between a listen and a stop; a
@@ -448,6 +452,7 @@ func (s *Server) SetSelectorFlags(selector string, doc []byte) {
 		panic("syncserver: SetFlags or SetSelectorFlags on a server with sources (use SetSource)")
 	}
 	s.sets[selector] = payload
+	s.changedLocked()
 	resp := s.newResponse(payload, s.syncCtx)
 	s.resps[selector] = resp
 	for sub := range s.subs {
@@ -566,6 +571,7 @@ func (s *Server) SetStatus(code codes.Code, msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.code, s.msg = code, msg
+	s.changedLocked()
 }
 
 // Stop stops serving at once: the listener closes and every open stream

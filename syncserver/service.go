@@ -122,11 +122,7 @@ func (svc *service) FetchAllFlags(ctx context.Context, req *syncv1.FetchAllFlags
 	s := svc.s
 	r := svc.recordRequest(ctx, "FetchAllFlags", req.GetProviderId(), req.GetSelector())
 	s.mu.Lock()
-	err := s.checkLocked(r)
-	var doc string
-	if err == nil {
-		doc = s.docLocked(selectorOf(r))
-	}
+	doc, err := s.documentLocked(r)
 	s.mu.Unlock()
 	if err != nil {
 		return nil, err

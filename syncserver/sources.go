@@ -74,6 +74,7 @@ func (s *Server) SetSource(name string, doc []byte) error {
 		return errors.New("syncserver: SetSource on a server built without WithSource")
 	}
 	s.store.setSource(name, nil, flags)
+	s.changedLocked()
 	refreshed := make(map[string]*response)
 	for sub := range s.subs {
 		resp, seen := refreshed[sub.selector]

@@ -3,8 +3,8 @@
 // BenchmarkEvalVsLD, with flagd's own Go provider.
 //
 // It is a module of its own so that flagsnap does not depend on
-// LaunchDarkly's or flagd's code; `go test ./...` at the repository's
-// root does not enter it.
+// LaunchDarkly's or flagd's code. `go test ./...` at the repository's
+// root does not enter it; the README's test command names it.
 //
 // BenchmarkLoadVsLD loads the same flag sets into both: time, allocations
 // and the heap that the loaded flags hold. The flags are

@@ -21,7 +21,7 @@ import (
 )
 
 const serveUsage = `Usage: flagsnap serve FILE [--addr 127.0.0.1:8015] [--socket PATH] [--tls-cert F --tls-key F]
-                      [--selector-dir DIR] [--context-value KEY=VALUE]...
+                      [--selector-dir DIR] [--context-value KEY=VALUE]... [--http ADDR]
 
 Serves a flag file over flagd.sync.v1 (the protocol of flagd's sync port),
 so that a provider in in-process mode can be tried without flagd: every
@@ -42,11 +42,24 @@ GetMetadata answer, as flagd's option of that name does. Each follower's
 stream is logged when it opens and when its first flag set is sent, with
 the follower's address, provider id and selector.
 
+With --http ADDR, the flags are also served over plain HTTP (without TLS,
+even with --tls-cert), for a fleet or a CDN to poll:
+  GET /flags.json             what a stream without a selector is sent
+  GET /flags.json?selector=S  what a stream with selector S is sent; a
+                              selector the sync port refuses gets 404
+Each answer has a strong ETag and Cache-Control: no-cache, so that a poll
+with If-None-Match costs a 304 until the file changes, and is gzipped when
+the request accepts gzip. The answers of at most 1,000 selectors are kept
+until the next change; the others are made for each request. The sync
+context is not part of the answer.
+
 Example:
   flagsnap serve flags.json
   then, in a program:
     flagsnap.NewProvider(flagsnap.WithResolver(flagsnap.ResolverInProcess),
         flagsnap.WithHost("127.0.0.1"), flagsnap.WithPort(8015))
+  flagsnap serve flags.json --http 127.0.0.1:8016
+  then: curl 'http://127.0.0.1:8016/flags.json?selector=flagSetId=shop'
 `
 
 // contextValues is --context-value, repeatable.
@@ -91,6 +104,7 @@ type serveFlags struct {
 	certFile, keyFile string
 	selectorDir       string
 	syncCtx           contextValues
+	httpAddr          string
 }
 
 func (f *serveFlags) define(fs *flag.FlagSet) {
@@ -101,6 +115,7 @@ func (f *serveFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.selectorDir, "selector-dir", "", "also serve every flag file in this directory, each a source")
 	f.syncCtx = contextValues{}
 	fs.Var(f.syncCtx, "context-value", "KEY=VALUE added to the sync context and GetMetadata (repeatable)")
+	fs.StringVar(&f.httpAddr, "http", "", "also serve the flags over HTTP on this address, at /flags.json?selector=S")
 }
 
 func (c *cmd) serve(ctx context.Context, args []string) int {
@@ -113,16 +128,34 @@ func (c *cmd) serve(ctx context.Context, args []string) int {
 	}
 	files, err := f.readFiles(pos[0], optionGiven(fs, "addr"))
 	out := &lockedWriter{w: c.stdout}
+	log := serveLogger(out)
 	var srv *syncserver.Server
 	if err == nil {
-		srv, err = f.startServer(files, serveLogger(out))
+		srv, err = f.startServer(files, log)
 	}
 	if err != nil {
 		return c.fail(exitBadInput, "%v", err)
 	}
 	defer srv.Close()
+	web, err := f.startHTTP(srv, log)
+	if err != nil {
+		return c.fail(exitBadInput, "%v", err)
+	}
 	fmt.Fprintf(out, "serving %s on %s%s\n", files[0].path, srv.Addr(), describeSources(files, f.certFile != ""))
+	if web != nil {
+		defer web.shutdown()
+		fmt.Fprintf(out, "serving %s over HTTP on http://%s%s\n", files[0].path, web.addr, flagsPath)
+	}
 	return c.watchFiles(ctx, srv, files, out)
+}
+
+// startHTTP serves srv's flags over HTTP too when --http asks for it; it
+// returns nil otherwise.
+func (f *serveFlags) startHTTP(srv *syncserver.Server, log *slog.Logger) (*httpServer, error) {
+	if f.httpAddr == "" {
+		return nil, nil
+	}
+	return startHTTP(f.httpAddr, newFlagsHandler(srv, log), log)
 }
 
 // readFiles checks the options and reads every file to serve, FILE first:
