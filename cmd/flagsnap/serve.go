@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/flagsnap/flagsnap/evaluator"
 	"github.com/flagsnap/flagsnap/source"
@@ -22,6 +23,7 @@ import (
 
 const serveUsage = `Usage: flagsnap serve FILE [--addr 127.0.0.1:8015] [--socket PATH] [--tls-cert F --tls-key F]
                       [--selector-dir DIR] [--context-value KEY=VALUE]... [--http ADDR]
+                      [--poll-interval 5s] [--header 'NAME: VALUE']... [--authorization-file F]
 
 Serves a flag file over flagd.sync.v1 (the protocol of flagd's sync port),
 so that a provider in in-process mode can be tried without flagd: every
@@ -53,6 +55,12 @@ the request accepts gzip. The answers of at most 1,000 selectors are kept
 until the next change; the others are made for each request. The sync
 context is not part of the answer.
 
+FILE may also be an http or https URL, followed as flagsnap.WithURL
+follows it: asked every --poll-interval with If-None-Match, with the
+--header and --authorization-file given, its changes pushed to the
+streams, its failures reported while the last good flags stay served. So
+several serve replicas can front one origin (a bucket's URL, a CDN).
+
 Example:
   flagsnap serve flags.json
   then, in a program:
@@ -60,6 +68,7 @@ Example:
         flagsnap.WithHost("127.0.0.1"), flagsnap.WithPort(8015))
   flagsnap serve flags.json --http 127.0.0.1:8016
   then: curl 'http://127.0.0.1:8016/flags.json?selector=flagSetId=shop'
+  flagsnap serve https://config.example.com/flags.json --http 127.0.0.1:8016
 `
 
 // contextValues is --context-value, repeatable.
@@ -89,6 +98,9 @@ type servedFile struct {
 // the directory it was started in; serve's user cannot be expected to
 // guess which form a flagd configuration used.
 func (f servedFile) sourceNames() []string {
+	if remoteScheme(f.path) != "" {
+		return []string{remoteName(f.path)}
+	}
 	base := filepath.Base(f.path)
 	names := []string{base, "file:" + base, "file:" + f.path}
 	if abs, err := filepath.Abs(f.path); err == nil {
@@ -105,6 +117,7 @@ type serveFlags struct {
 	selectorDir       string
 	syncCtx           contextValues
 	httpAddr          string
+	remote            remoteOptions
 }
 
 func (f *serveFlags) define(fs *flag.FlagSet) {
@@ -116,6 +129,10 @@ func (f *serveFlags) define(fs *flag.FlagSet) {
 	f.syncCtx = contextValues{}
 	fs.Var(f.syncCtx, "context-value", "KEY=VALUE added to the sync context and GetMetadata (repeatable)")
 	fs.StringVar(&f.httpAddr, "http", "", "also serve the flags over HTTP on this address, at /flags.json?selector=S")
+	fs.DurationVar(&f.remote.pollInterval, "poll-interval", 5*time.Second, "when FILE is a URL: how often to ask it for the flags")
+	f.remote.header = headerValues{}
+	fs.Var(f.remote.header, "header", `when FILE is a URL: "Name: value" sent with every request (repeatable)`)
+	fs.StringVar(&f.remote.authFile, "authorization-file", "", "when FILE is a URL: send this file's content as the Authorization header")
 }
 
 func (c *cmd) serve(ctx context.Context, args []string) int {
@@ -126,7 +143,7 @@ func (c *cmd) serve(ctx context.Context, args []string) int {
 	if !ok {
 		return status
 	}
-	files, err := f.readFiles(pos[0], optionGiven(fs, "addr"))
+	files, err := f.readFiles(ctx, pos[0], optionGiven(fs, "addr"))
 	out := &lockedWriter{w: c.stdout}
 	log := serveLogger(out)
 	var srv *syncserver.Server
@@ -146,7 +163,7 @@ func (c *cmd) serve(ctx context.Context, args []string) int {
 		defer web.shutdown()
 		fmt.Fprintf(out, "serving %s over HTTP on http://%s%s\n", files[0].path, web.addr, flagsPath)
 	}
-	return c.watchFiles(ctx, srv, files, out)
+	return c.watchFiles(ctx, srv, files, f.remote, out)
 }
 
 // startHTTP serves srv's flags over HTTP too when --http asks for it; it
@@ -160,9 +177,12 @@ func (f *serveFlags) startHTTP(srv *syncserver.Server, log *slog.Logger) (*httpS
 
 // readFiles checks the options and reads every file to serve, FILE first:
 // a file that is not a flag set is refused before anything is served.
-func (f *serveFlags) readFiles(file string, addrSet bool) ([]servedFile, error) {
+func (f *serveFlags) readFiles(ctx context.Context, file string, addrSet bool) ([]servedFile, error) {
 	if f.socket != "" && addrSet {
 		return nil, errors.New("give --addr or --socket, not both")
+	}
+	if f.remote.pollInterval <= 0 {
+		return nil, errors.New("--poll-interval must be positive")
 	}
 	if (f.certFile == "") != (f.keyFile == "") {
 		return nil, errors.New("--tls-cert and --tls-key go together")
@@ -182,7 +202,12 @@ func (f *serveFlags) readFiles(file string, addrSet bool) ([]servedFile, error) 
 	}
 	for i := range files {
 		var err error
-		if files[i].doc, _, err = loadFlags(files[i].path); err != nil {
+		if remoteScheme(files[i].path) != "" {
+			files[i].doc, err = f.remote.loadRemote(ctx, files[i].path)
+		} else {
+			files[i].doc, _, err = loadFlags(files[i].path)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -233,12 +258,12 @@ func (f *serveFlags) startServer(files []servedFile, log *slog.Logger) (*syncser
 
 // watchFiles pushes every change of the files to the streams until ctx
 // ends, or watching a file fails.
-func (c *cmd) watchFiles(ctx context.Context, srv *syncserver.Server, files []servedFile, out io.Writer) int {
+func (c *cmd) watchFiles(ctx context.Context, srv *syncserver.Server, files []servedFile, remote remoteOptions, out io.Writer) int {
 	watchCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	failed := make(chan error, len(files))
 	for _, f := range files {
-		src, err := source.NewFile(source.FileConfig{Path: f.path})
+		src, err := remote.openSource(f.path)
 		if err != nil {
 			stop()
 			wg.Wait()

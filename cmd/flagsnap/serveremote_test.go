@@ -1,0 +1,132 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/open-feature/go-sdk/openfeature"
+
+	"github.com/flagsnap/flagsnap"
+)
+
+// origin serves one flag document with an ETag, and counts requests and
+// the headers they carried.
+type origin struct {
+	mu     sync.Mutex
+	doc    string
+	status int
+	keys   []string // each request's X-Api-Key
+}
+
+func (o *origin) set(doc string, status int) {
+	o.mu.Lock()
+	o.doc, o.status = doc, status
+	o.mu.Unlock()
+}
+
+func (o *origin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	o.mu.Lock()
+	doc, status := o.doc, o.status
+	o.keys = append(o.keys, r.Header.Get("X-Api-Key"))
+	o.mu.Unlock()
+	if status != 0 {
+		http.Error(w, "failing on purpose", status)
+		return
+	}
+	etag := `"` + etagOf(doc, false)[1:9] + `"`
+	w.Header().Set("ETag", etag)
+	if r.Header.Get("If-None-Match") == etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.Write([]byte(doc))
+}
+
+// serve follows a URL as it follows a file: its document is served at
+// once, its changes are pushed to the streams and over HTTP, and its
+// failures leave the last good flags served.
+func TestServeFollowsAURL(t *testing.T) {
+	o := &origin{doc: colorDoc("red")}
+	up := httptest.NewServer(o)
+	defer up.Close()
+	r := startServe(t, up.URL+"/flags.json", "--addr", "127.0.0.1:0", "--http", "127.0.0.1:0",
+		"--poll-interval", "20ms", "--header", "X-Api-Key: k1")
+	var base string
+	waitFor(t, "the HTTP address", func() bool {
+		m := httpLine.FindStringSubmatch(r.stdout.String())
+		if m != nil {
+			base = m[1]
+		}
+		return m != nil
+	})
+
+	follower := connect(t, flagsnap.WithHost("127.0.0.1"), flagsnap.WithPort(r.port(t)))
+	poller, err := flagsnap.NewProvider(flagsnap.WithURL(base), flagsnap.WithPollInterval(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(poller.Shutdown)
+	if err := poller.Init(openfeature.EvaluationContext{}); err != nil {
+		t.Fatalf("Init from serve's HTTP side: %v", err)
+	}
+	for name, p := range map[string]*flagsnap.Provider{"stream": follower, "HTTP": poller} {
+		if got := str(p, "color", nil); got != "red" {
+			t.Errorf("%s: color %q, want red", name, got)
+		}
+	}
+
+	o.set(colorDoc("blue"), 0)
+	nextEvent(t, follower, openfeature.ProviderConfigChange)
+	nextEvent(t, poller, openfeature.ProviderConfigChange)
+	for name, p := range map[string]*flagsnap.Provider{"stream": follower, "HTTP": poller} {
+		if got := str(p, "color", nil); got != "blue" {
+			t.Errorf("%s: color %q after the origin changed, want blue", name, got)
+		}
+	}
+
+	o.set("", http.StatusServiceUnavailable)
+	waitFor(t, "the origin's failure reported", func() bool { return strings.Contains(r.stdout.String(), "503 Service Unavailable") })
+	noEvent(t, follower, 100*time.Millisecond)
+	if got := str(follower, "color", nil); got != "blue" {
+		t.Errorf("color %q while the origin fails, want the last good flags", got)
+	}
+	o.mu.Lock()
+	for _, k := range o.keys {
+		if k != "k1" {
+			t.Errorf("a request to the origin carried X-Api-Key %q, want k1", k)
+		}
+	}
+	o.mu.Unlock()
+}
+
+// An origin that cannot be read at start is bad input, reported before
+// anything is served.
+func TestServeURLUnreadableAtStart(t *testing.T) {
+	up := httptest.NewServer(http.NotFoundHandler())
+	defer up.Close()
+	tests := []struct {
+		url, want string
+	}{
+		{up.URL + "/missing.json", "404 Not Found"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr strings.Builder
+		code := run([]string{"serve", tt.url, "--addr", "127.0.0.1:0"}, &stdout, &stderr)
+		if code != exitBadInput || !strings.Contains(stderr.String(), tt.want) || !strings.Contains(stderr.String(), tt.url) {
+			t.Errorf("serve %s: exit %d, stderr %q, want %d naming the URL and %q", tt.url, code, stderr.String(), exitBadInput, tt.want)
+		}
+	}
+	notFlags := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("<html>")) }))
+	defer notFlags.Close()
+	var stdout, stderr strings.Builder
+	if code := run([]string{"serve", notFlags.URL, "--addr", "127.0.0.1:0"}, &stdout, &stderr); code != exitBadInput {
+		t.Errorf("serve of a page that is no flag set: exit %d, stderr %q", code, stderr.String())
+	}
+	if code := run([]string{"serve", up.URL, "--poll-interval", "0s"}, &stdout, &stderr); code != exitBadInput || !strings.Contains(stderr.String(), "--poll-interval must be positive") {
+		t.Errorf("--poll-interval 0: exit %d, stderr %q", code, stderr.String())
+	}
+}
