@@ -183,14 +183,15 @@ func (p *Provider) InitWithContext(ctx context.Context, _ openfeature.Evaluation
 	case <-ctx.Done():
 	}
 	var cached *evaluator.FlagSet
+	var doc []byte
 	if p.cfg.CacheFile != "" {
-		set, err := p.readCache()
+		set, b, err := p.readCache()
 		if err != nil {
 			p.log.Warn("flag cache not used", slog.String("error", err.Error()))
 		}
-		cached = set
+		cached, doc = set, b
 	}
-	return r.giveUpInit(cached)
+	return r.giveUpInit(cached, doc)
 }
 
 // Shutdown stops the source and every goroutine of the provider. It is

@@ -585,6 +585,9 @@ func TestCachedFlagsAtInitGoStaleThenError(t *testing.T) {
 	if v := color(p); v != "red" {
 		t.Fatalf("cached flags not served: color %q", v)
 	}
+	if doc := p.document(); string(doc) != flagsV1 {
+		t.Errorf("the document in force is %q, not the cached one", doc)
+	}
 	// OpenFeature's READY for Init comes first: STALE waits a moment.
 	if e := ev.next(); e.EventType != openfeature.ProviderStale || !strings.Contains(e.Message, "cached") {
 		t.Fatalf("got %s %q, want STALE", e.EventType, e.Message)
@@ -597,6 +600,9 @@ func TestCachedFlagsAtInitGoStaleThenError(t *testing.T) {
 	}
 	src.sink(t).Update(update(flagsV2))
 	ev.recovered("color", "limit", "old")
+	if doc := p.document(); string(doc) != flagsV2 {
+		t.Errorf("the document in force is %q, not the source's", doc)
+	}
 }
 
 func TestShutdownEndsAWaitingInit(t *testing.T) {
