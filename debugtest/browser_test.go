@@ -249,8 +249,15 @@ func TestDebugPageInABrowser(t *testing.T) {
 	// A hostile key evaluated: its metadata shows as text too.
 	submit(t, ctx, "form.evaluate", map[string]string{`input[name="flag"]`: script, `textarea[name="context"]`: ``})
 	checkTexts(t, ctx, map[string]string{"#result-variant": script, "#result-reason": "STATIC"})
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`[...document.querySelectorAll('#result dd code')].some(c => c.textContent.includes(`+quote(img[2:])+`))`))
+	if err != nil || !shown {
+		t.Errorf("the hostile metadata is not shown as text: %v", err)
+	}
 	checkNoMarkup(t, ctx)
 }
+
+// bannerRow finds the table row of checkout-banner, in JavaScript.
+const bannerRow = `[...document.querySelectorAll('td.key')].find(td => td.textContent === 'checkout-banner').parentElement`
 
 // checkRendering checks the page as loaded: no element came from a flag,
 // the style sheet applied, and the bars are as wide as the shares.
@@ -275,9 +282,8 @@ func checkRendering(t *testing.T, ctx context.Context) {
 	}
 	// checkout-banner's two variants share its 10 evaluations; each bar is
 	// as much of its track as its share.
-	widths, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`[...document.querySelectorAll('td.key')].
-		find(td => td.textContent === 'checkout-banner').parentElement.querySelectorAll('.fill').values().
-		map(f => f.getBoundingClientRect().width / f.parentElement.getBoundingClientRect().width).toArray()`))
+	widths, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`[...`+bannerRow+`.querySelectorAll('.fill')].
+		map(f => f.getBoundingClientRect().width / f.parentElement.getBoundingClientRect().width)`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,8 +297,7 @@ func checkRendering(t *testing.T, ctx context.Context) {
 // checkout-banner, as fractions.
 func printedShares(t *testing.T, ctx context.Context) []float64 {
 	t.Helper()
-	texts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('td.key')].
-		find(td => td.textContent === 'checkout-banner').parentElement.querySelectorAll('.count').values().map(c => c.textContent).toArray()`))
+	texts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...`+bannerRow+`.querySelectorAll('.count')].map(c => c.textContent)`))
 	if err != nil {
 		t.Fatal(err)
 	}
