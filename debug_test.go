@@ -18,6 +18,7 @@ import (
 
 	"github.com/open-feature/go-sdk/openfeature"
 
+	"github.com/flagsnap/flagsnap/evaluator"
 	"github.com/flagsnap/flagsnap/source"
 )
 
@@ -522,5 +523,17 @@ func TestJSONDepth(t *testing.T) {
 		if got := jsonDepth(tt.text); got != tt.want {
 			t.Errorf("jsonDepth(%s) = %d, want %d", tt.text, got, tt.want)
 		}
+	}
+}
+
+// A flag with many variants lists the first of them and counts the rest.
+func TestDebugRowVariantsBound(t *testing.T) {
+	info := evaluator.FlagInfo{Key: "many"}
+	for i := range maxDebugVariants + 5 {
+		info.Variants = append(info.Variants, fmt.Sprintf("v%02d", i))
+	}
+	row := debugRowOf(info, FlagUsage{Evaluations: 3, Variants: map[string]uint64{"v00": 1, "gone": 2}})
+	if len(row.Shares) != maxDebugVariants || row.MoreVariants != 6 || row.Shares[0] != (debugShare{Name: "v00", Count: 1, Percent: 33}) {
+		t.Errorf("%d shares, %d more, first %+v", len(row.Shares), row.MoreVariants, row.Shares[0])
 	}
 }
