@@ -49,22 +49,24 @@ func writeCache(path string, u source.Update) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// readCache loads the cached flag set.
-func (p *Provider) readCache() (*evaluator.FlagSet, error) {
+// readCache loads the cached flag set, and returns it with the document
+// it was compiled from.
+func (p *Provider) readCache() (*evaluator.FlagSet, []byte, error) {
 	b, err := os.ReadFile(p.cfg.CacheFile)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var entry cacheEntry
 	if err := json.Unmarshal(b, &entry); err != nil {
-		return nil, fmt.Errorf("cache file %s is corrupt: %w", p.cfg.CacheFile, err)
+		return nil, nil, fmt.Errorf("cache file %s is corrupt: %w", p.cfg.CacheFile, err)
 	}
 	if entry.Flags == "" {
-		return nil, errors.New("cache file " + p.cfg.CacheFile + " holds no flags")
+		return nil, nil, errors.New("cache file " + p.cfg.CacheFile + " holds no flags")
 	}
-	set, err := p.compile([]byte(entry.Flags), entry.SyncContext)
+	doc := []byte(entry.Flags)
+	set, err := p.compile(doc, entry.SyncContext)
 	if err != nil {
-		return nil, fmt.Errorf("cache file %s: %w", p.cfg.CacheFile, err)
+		return nil, nil, fmt.Errorf("cache file %s: %w", p.cfg.CacheFile, err)
 	}
-	return set, nil
+	return set, doc, nil
 }

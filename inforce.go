@@ -56,10 +56,13 @@ func unionKeys(a, b *evaluator.FlagSet) []string {
 
 // inForce is the flag set evaluations answer from, with the table they are
 // counted in (nil with WithoutUsage): one pointer, so that an evaluation
-// never counts in another set's table.
+// never counts in another set's table. doc is the document the set was
+// compiled from, as it came, for DebugHandler's /flags: the compiled set
+// keeps no rule as written. Evaluations never read it.
 type inForce struct {
 	set    *evaluator.FlagSet
 	counts *usage.Table
+	doc    []byte
 }
 
 // flags is the flag set in force, nil before the first.
@@ -70,10 +73,24 @@ func (p *Provider) flags() *evaluator.FlagSet {
 	return nil
 }
 
-// putInForce makes set the flag set in force, counted from now on, and
-// returns the one it replaces. It is called under the run's lock.
-func (p *Provider) putInForce(set *evaluator.FlagSet) (old *evaluator.FlagSet) {
-	in := &inForce{set: set, counts: p.countUsage(set)}
+// document is the document the flags in force were compiled from, nil
+// before the first. It must not be modified.
+func (p *Provider) document() []byte {
+	if in := p.snap.Load(); in != nil {
+		return in.doc
+	}
+	return nil
+}
+
+// putInForce makes set, compiled from doc, the flag set in force, counted
+// from now on, and returns the one it replaces. It is called under the
+// run's lock. doc is kept, not copied, and only for DebugHandler: sources
+// hand over a document they do not keep or change.
+func (p *Provider) putInForce(set *evaluator.FlagSet, doc []byte) (old *evaluator.FlagSet) {
+	if !p.keepDocument.Load() {
+		doc = nil
+	}
+	in := &inForce{set: set, counts: p.countUsage(set), doc: doc}
 	if prev := p.snap.Swap(in); prev != nil {
 		return prev.set
 	}

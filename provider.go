@@ -49,6 +49,10 @@ type Provider struct {
 	// usage counts evaluations (usage.go); nil with WithoutUsage.
 	usage     *usage.Counter
 	usageOnce sync.Once
+	// keepDocument is set once DebugHandler is made: from then on the
+	// flags in force keep the document they came from, for its /flags,
+	// which no one else pays for.
+	keepDocument atomic.Bool
 
 	mu  sync.Mutex // guards run and sourceRan across Init and Shutdown
 	run *run
@@ -184,14 +188,15 @@ func (p *Provider) InitWithContext(ctx context.Context, _ openfeature.Evaluation
 	case <-ctx.Done():
 	}
 	var cached *evaluator.FlagSet
+	var doc []byte
 	if p.cfg.CacheFile != "" {
-		set, err := p.readCache()
+		set, b, err := p.readCache()
 		if err != nil {
 			p.log.Warn("flag cache not used", slog.String("error", err.Error()))
 		}
-		cached = set
+		cached, doc = set, b
 	}
-	return r.giveUpInit(cached)
+	return r.giveUpInit(cached, doc)
 }
 
 // Shutdown stops the source and every goroutine of the provider. It is

@@ -577,6 +577,7 @@ func TestCachedFlagsAtInitGoStaleThenError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Shutdown()
+	DebugHandler(p) // so that the document in force is kept
 	ev := events{t: t, ch: p.EventChannel()}
 	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
 		t.Fatalf("Init with a cache: %v", err)
@@ -584,6 +585,9 @@ func TestCachedFlagsAtInitGoStaleThenError(t *testing.T) {
 	returned := time.Now()
 	if v := color(p); v != "red" {
 		t.Fatalf("cached flags not served: color %q", v)
+	}
+	if doc := p.document(); string(doc) != flagsV1 {
+		t.Errorf("the document in force is %q, not the cached one", doc)
 	}
 	// OpenFeature's READY for Init comes first: STALE waits a moment.
 	if e := ev.next(); e.EventType != openfeature.ProviderStale || !strings.Contains(e.Message, "cached") {
@@ -597,6 +601,9 @@ func TestCachedFlagsAtInitGoStaleThenError(t *testing.T) {
 	}
 	src.sink(t).Update(update(flagsV2))
 	ev.recovered("color", "limit", "old")
+	if doc := p.document(); string(doc) != flagsV2 {
+		t.Errorf("the document in force is %q, not the source's", doc)
+	}
 }
 
 func TestShutdownEndsAWaitingInit(t *testing.T) {

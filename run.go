@@ -113,9 +113,9 @@ func (r *run) stop(ctx context.Context) error {
 }
 
 // giveUpInit ends Init's wait without flags from the source. With cached
-// flags it serves them and reports STALE; it answers nil as well when the
-// flags arrived in the meantime.
-func (r *run) giveUpInit(cached *evaluator.FlagSet) error {
+// flags (compiled from doc) it serves them and reports STALE; it answers
+// nil as well when the flags arrived in the meantime.
+func (r *run) giveUpInit(cached *evaluator.FlagSet, doc []byte) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.readyClosed {
@@ -125,7 +125,7 @@ func (r *run) giveUpInit(cached *evaluator.FlagSet) error {
 		return &openfeature.ProviderInitError{ErrorCode: openfeature.ProviderFatalCode, Message: r.fatalErr.Error()}
 	}
 	if cached != nil {
-		r.p.putInForce(cached)
+		r.p.putInForce(cached, doc)
 		r.markReady()
 		r.state = stateStale
 		// OpenFeature announces READY when Init returns; STALE must come

@@ -46,7 +46,7 @@ func (s *sink) Update(u source.Update) error {
 	if last.set != nil {
 		digest = sha256.Sum256(u.Flags)
 		if r.p.flags() == last.set && digest == last.digest && reflect.DeepEqual(u.SyncContext, last.syncCtx) {
-			if _, _, ok := r.accept(last.set, u.Origin, digest); !ok {
+			if _, _, ok := r.accept(last.set, u.Flags, u.Origin, digest); !ok {
 				return errShutDown
 			}
 			return nil
@@ -79,7 +79,7 @@ func (s *sink) Update(u source.Update) error {
 func (s *sink) acceptAndCache(set *evaluator.FlagSet, u source.Update, digest [sha256.Size]byte) error {
 	r := (*run)(s)
 	p := r.p
-	changes, first, ok := r.accept(set, u.Origin, digest)
+	changes, first, ok := r.accept(set, u.Flags, u.Origin, digest)
 	if !ok {
 		return errShutDown
 	}
@@ -101,11 +101,11 @@ func (s *sink) acceptAndCache(set *evaluator.FlagSet, u source.Update, digest [s
 	return nil
 }
 
-// accept puts a compiled flag set in force and reports it, unless the run
-// has ended. It returns the keys of the flags that changed, which Init's
+// accept puts a compiled flag set, and the document doc it was compiled
+// from, in force and reports it, unless the run has ended. It returns the keys of the flags that changed, which Init's
 // flags are not compared for, and whether set is the first of the run
 // from the source.
-func (r *run) accept(set *evaluator.FlagSet, origin string, digest [sha256.Size]byte) (changes []string, first, ok bool) {
+func (r *run) accept(set *evaluator.FlagSet, doc []byte, origin string, digest [sha256.Size]byte) (changes []string, first, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state == stateFatal {
@@ -114,7 +114,7 @@ func (r *run) accept(set *evaluator.FlagSet, origin string, digest [sha256.Size]
 	first, r.loaded = !r.loaded, true
 	// The new flags are compiled and in force before anyone hears of them.
 	r.p.loadedAt.Store(time.Now().UnixNano())
-	old := r.p.putInForce(set)
+	old := r.p.putInForce(set, doc)
 	if r.state != stateStarting {
 		// Init's flags are announced by READY, which lists none; sorting
 		// the keys of a large first set would lengthen every start.

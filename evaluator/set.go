@@ -127,3 +127,40 @@ func (s *FlagSet) Index(key string) int {
 	}
 	return -1
 }
+
+// FlagInfo is what a flag of a set is, as compiled: enough to list the
+// flags beside their usage (a debug page) without the document they came
+// from.
+type FlagInfo struct {
+	Key      string
+	Disabled bool
+	// Variants are the variant names in the order of VariantName.
+	Variants []string
+	// DefaultVariant is "" when the flag has none.
+	DefaultVariant string
+	// Targeting says the flag has a rule that runs at evaluation; a broken
+	// flag runs none.
+	Targeting bool
+	// Broken is the error every evaluation of the flag answers, nil for a
+	// flag that can be evaluated.
+	Broken *Error
+}
+
+// Info describes the flag with key; false when the set has none. It is
+// not meant for the evaluation path: it allocates the list of variant
+// names.
+func (s *FlagSet) Info(key string) (FlagInfo, bool) {
+	f := s.index.get(key)
+	if f == nil {
+		return FlagInfo{}, false
+	}
+	x := FlagInfo{Key: f.key, Disabled: f.disabled, Targeting: f.rule != nil, Broken: f.broken}
+	x.Variants = make([]string, len(f.vals))
+	for i := range f.vals {
+		x.Variants[i] = f.vals[i].name
+	}
+	if f.defaultIdx >= 0 {
+		x.DefaultVariant = f.vals[f.defaultIdx].name
+	}
+	return x, true
+}

@@ -1,6 +1,9 @@
 package evaluator
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestBrokenFlags(t *testing.T) {
 	const ok = `{"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a"}`
@@ -30,5 +33,45 @@ func TestBrokenFlags(t *testing.T) {
 				t.Errorf("WithEnrichment: %d, %d", whole, partly)
 			}
 		})
+	}
+}
+
+func TestInfo(t *testing.T) {
+	set := mustLoad(t, `{"flags": {
+	  "static":   {"state": "ENABLED", "variants": {"b": 2, "a": 1}, "defaultVariant": "b"},
+	  "ruled":    {"state": "ENABLED", "variants": {"on": true, "off": false}, "targeting": {"if": [{"var": "x"}, "on", "off"]}},
+	  "empty":    {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on", "targeting": {}},
+	  "off":      {"state": "DISABLED", "variants": {"on": true}, "defaultVariant": "on"},
+	  "broken":   {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "nope", "targeting": {"var": "x"}}
+	}}`)
+	for _, tt := range []struct {
+		key                 string
+		disabled, targeting bool
+		variants            string
+		defaultVariant      string
+		broken              bool
+	}{
+		{"static", false, false, "[a b]", "b", false},
+		{"ruled", false, true, "[off on]", "", false},
+		{"empty", false, false, "[on]", "on", false},
+		{"off", true, false, "[on]", "on", false},
+		{"broken", false, false, "[on]", "", true},
+	} {
+		x, ok := set.Info(tt.key)
+		if !ok {
+			t.Fatalf("Info(%q): not found", tt.key)
+		}
+		if x.Key != tt.key || x.Disabled != tt.disabled || x.Targeting != tt.targeting || fmt.Sprint(x.Variants) != tt.variants ||
+			x.DefaultVariant != tt.defaultVariant || (x.Broken != nil) != tt.broken {
+			t.Errorf("Info(%q) = %+v", tt.key, x)
+		}
+		for j, name := range x.Variants {
+			if got := set.VariantName(set.Index(tt.key), j); got != name {
+				t.Errorf("%s: variant %d is %q, VariantName says %q", tt.key, j, name, got)
+			}
+		}
+	}
+	if _, ok := set.Info("absent"); ok {
+		t.Error("Info(absent) found a flag")
 	}
 }
