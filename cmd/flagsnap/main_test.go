@@ -72,7 +72,7 @@ var (
 )
 
 // binary builds the command once per test run.
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the command")
