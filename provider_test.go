@@ -589,6 +589,9 @@ func TestCachedFlagsAtInitGoStaleThenError(t *testing.T) {
 	if doc := p.document(); string(doc) != flagsV1 {
 		t.Errorf("the document in force is %q, not the cached one", doc)
 	}
+	if at := p.SourceStatus().AppliedAt; time.Since(at) > time.Minute {
+		t.Errorf("the cached flags were applied at %v, not when Init served them", at)
+	}
 	// OpenFeature's READY for Init comes first: STALE waits a moment.
 	if e := ev.next(); e.EventType != openfeature.ProviderStale || !strings.Contains(e.Message, "cached") {
 		t.Fatalf("got %s %q, want STALE", e.EventType, e.Message)

@@ -9,6 +9,7 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 
 	"github.com/flagsnap/flagsnap/evaluator"
+	"github.com/flagsnap/flagsnap/internal/usage"
 )
 
 // BooleanEvaluation resolves a boolean flag.
@@ -93,7 +94,7 @@ func (in *inForce) describe(d *openfeature.ProviderResolutionDetail, flag string
 		case i < 0:
 			t.Missing(flag)
 		case e.Err() != nil:
-			t.Failed(i)
+			t.Failed(i, failures[e.Err().Code&7])
 		case e.VariantIndex() >= 0:
 			t.Served(i, e.VariantIndex())
 		default:
@@ -114,6 +115,14 @@ var reasons = [8]openfeature.Reason{
 	evaluator.ReasonTargetingMatch: openfeature.TargetingMatchReason,
 	evaluator.ReasonDisabled:       openfeature.DisabledReason,
 	evaluator.ReasonError:          openfeature.ErrorReason,
+}
+
+// failures is the code an evaluator error is counted under (usage.General
+// unless named), looked up as reasons is.
+var failures = [8]usage.ErrorCode{
+	evaluator.CodeParseError:   usage.ParseError,
+	evaluator.CodeTypeMismatch: usage.TypeMismatch,
+	evaluator.CodeGeneral:      usage.General,
 }
 
 // resolutionError is err as OpenFeature's. The flag set keeps the error of

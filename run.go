@@ -125,6 +125,7 @@ func (r *run) giveUpInit(cached *evaluator.FlagSet, doc []byte) error {
 		return &openfeature.ProviderInitError{ErrorCode: openfeature.ProviderFatalCode, Message: r.fatalErr.Error()}
 	}
 	if cached != nil {
+		r.p.loadedAt.Store(time.Now().UnixNano())
 		r.p.putInForce(cached, doc)
 		r.markReady()
 		r.state = stateStale

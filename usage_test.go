@@ -60,6 +60,11 @@ func (t *tally) add(flag, variant string, err openfeature.ResolutionError) {
 	switch {
 	case err != (openfeature.ResolutionError{}):
 		u.Errors++
+		if u.ErrorCodes == nil {
+			u.ErrorCodes = map[string]uint64{}
+		}
+		code, _, _ := strings.Cut(err.Error(), ":")
+		u.ErrorCodes[code]++
 	case variant != "":
 		if u.Variants == nil {
 			u.Variants = map[string]uint64{}
@@ -77,6 +82,12 @@ func (t *tally) merge(o *tally) {
 		}
 		mine.Evaluations += u.Evaluations
 		mine.Errors += u.Errors
+		for c, n := range u.ErrorCodes {
+			if mine.ErrorCodes == nil {
+				mine.ErrorCodes = map[string]uint64{}
+			}
+			mine.ErrorCodes[c] += n
+		}
 		for v, n := range u.Variants {
 			if mine.Variants == nil {
 				mine.Variants = map[string]uint64{}
@@ -142,6 +153,13 @@ func wantUsage(t *testing.T, got Usage, want *tally) {
 // consistent reports what is wrong with one flag's counts, which must add
 // up in any snapshot.
 func consistent(u FlagUsage) string {
+	var byCode uint64
+	for _, n := range u.ErrorCodes {
+		byCode += n
+	}
+	if byCode != u.Errors {
+		return fmt.Sprintf("errors by code add up to %d, not %d", byCode, u.Errors)
+	}
 	sum := u.Errors
 	for _, n := range u.Variants {
 		sum += n
@@ -287,8 +305,37 @@ func TestUsageCountsEveryOutcome(t *testing.T) {
 	if off := got.Flags["off"]; off.Evaluations != 6 || off.Errors != 0 || off.Variants != nil {
 		t.Errorf("disabled flag: %+v", off)
 	}
-	if c := got.Flags["color"]; c.Errors != 6 || c.Variants["red"] != 6 || c.Evaluations != 12 {
+	if c := got.Flags["color"]; c.Errors != 6 || c.Variants["red"] != 6 || c.Evaluations != 12 ||
+		!maps.Equal(c.ErrorCodes, map[string]uint64{"TYPE_MISMATCH": 6}) {
 		t.Errorf("color, half of it type mismatches: %+v", c)
+	}
+	if b := got.Flags["broken"]; b.Errors != 6 || !maps.Equal(b.ErrorCodes, map[string]uint64{"PARSE_ERROR": 6}) {
+		t.Errorf("broken flag: %+v", b)
+	}
+}
+
+// Each failure counts under the OpenFeature code the evaluation answered.
+func TestUsageCountsErrorsByCode(t *testing.T) {
+	p, _, _ := onMemoryDoc(t, `{"flags": {
+	  "nowhere": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on", "targeting": {"if": [true, "elsewhere"]}},
+	  "broken":  {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "nope"},
+	  "name":    {"state": "ENABLED", "variants": {"a": "a"}, "defaultVariant": "a"}}}`)
+	ctx := context.Background()
+	want := newTally()
+	for range 2 {
+		b := p.BooleanEvaluation(ctx, "nowhere", false, nil)
+		want.add("nowhere", b.Variant, b.ResolutionError)
+		b = p.BooleanEvaluation(ctx, "broken", false, nil)
+		want.add("broken", b.Variant, b.ResolutionError)
+		b = p.BooleanEvaluation(ctx, "name", false, nil)
+		want.add("name", b.Variant, b.ResolutionError)
+	}
+	got := p.Usage()
+	wantUsage(t, got, want)
+	for flag, code := range map[string]string{"nowhere": "GENERAL", "broken": "PARSE_ERROR", "name": "TYPE_MISMATCH"} {
+		if f := got.Flags[flag]; f.Errors != 2 || !maps.Equal(f.ErrorCodes, map[string]uint64{code: 2}) {
+			t.Errorf("%s: %+v, want 2 errors %s", flag, f, code)
+		}
 	}
 }
 

@@ -31,15 +31,45 @@ type FlagUsage struct {
 	// name; empty when none did.
 	Variants map[string]uint64 `json:"variants,omitempty"`
 	// Errors counts the evaluations that failed (PARSE_ERROR, GENERAL,
-	// TYPE_MISMATCH: the caller's default was served). Evaluations of a
-	// disabled flag, or of one that chose no variant, served the caller's
-	// default without an error: they are in Evaluations alone.
-	Errors uint64 `json:"errors,omitempty"`
+	// TYPE_MISMATCH: the caller's default was served), and ErrorCodes
+	// the same evaluations by OpenFeature error code, which add up to
+	// Errors. Evaluations of a disabled flag, or of one that chose no
+	// variant, served the caller's default without an error: they are in
+	// Evaluations alone.
+	Errors     uint64            `json:"errors,omitempty"`
+	ErrorCodes map[string]uint64 `json:"errorCodes,omitempty"`
 	// LastEvaluated is the second of the last evaluation, in UTC: when
 	// the provider, which looks once a second while it runs, or a
 	// snapshot first saw the counts change; zero when the flag was not
 	// evaluated.
 	LastEvaluated time.Time `json:"lastEvaluated,omitzero"`
+}
+
+// ErrorCode is why an evaluation of a flag failed: the OpenFeature error
+// codes an evaluation of a flag that exists can answer. Each has a counter
+// of its own, so that counting a failure stays one atomic add.
+type ErrorCode uint8
+
+const (
+	// General: targeting named no variant, or anything not below.
+	General ErrorCode = iota
+	// ParseError: the flag's definition or rule cannot be used.
+	ParseError
+	// TypeMismatch: the variant is not of the type asked for.
+	TypeMismatch
+
+	numErrorCodes
+)
+
+var errorCodeNames = [numErrorCodes]string{General: "GENERAL", ParseError: "PARSE_ERROR", TypeMismatch: "TYPE_MISMATCH"}
+
+// String is the code as OpenFeature spells it, the key of
+// FlagUsage.ErrorCodes.
+func (c ErrorCode) String() string {
+	if c < numErrorCodes {
+		return errorCodeNames[c]
+	}
+	return errorCodeNames[General]
 }
 
 // MaxMissingKeys is how many distinct missing keys a window keeps.

@@ -6,12 +6,12 @@ import (
 	"sync/atomic"
 )
 
-// The words of one shard of a flag's counts: the evaluations that failed,
-// those that served no variant, then one per variant.
+// The words of one shard of a flag's counts: those that served no variant,
+// the evaluations that failed, one word per ErrorCode, then one per variant.
 const (
-	wordError   = 0
-	wordNone    = 1
-	wordVariant = 2
+	wordNone    = 0
+	wordError   = 1
+	wordVariant = wordError + int(numErrorCodes)
 )
 
 // lineWords is a cache line in counters: shards are this far apart, so
@@ -72,9 +72,7 @@ func (k *counts) add(u *FlagUsage, sec int64) int64 {
 	var total uint64
 	for base := 0; base < len(k.words); base += k.stride {
 		shard := k.words[base : base+k.stride]
-		e, none := shard[wordError].Load(), shard[wordNone].Load()
-		u.Errors += e
-		total += e + none
+		total += shard[wordNone].Load() + addErrors(u, shard[wordError:wordVariant])
 		for j, name := range k.names {
 			if n := shard[wordVariant+j].Load(); n > 0 {
 				if u.Variants == nil {
@@ -88,6 +86,25 @@ func (k *counts) add(u *FlagUsage, sec int64) int64 {
 	u.Evaluations += total
 	k.note(total, sec)
 	return k.last
+}
+
+// addErrors adds one shard's failed evaluations, a word per ErrorCode, to
+// u and returns how many there were.
+func addErrors(u *FlagUsage, words []atomic.Uint64) uint64 {
+	var total uint64
+	for c := range words {
+		n := words[c].Load()
+		if n == 0 {
+			continue
+		}
+		if u.ErrorCodes == nil {
+			u.ErrorCodes = map[string]uint64{}
+		}
+		u.ErrorCodes[ErrorCode(c).String()] += n
+		total += n
+	}
+	u.Errors += total
+	return total
 }
 
 // stamp notes sec as the time of the last evaluation if the counts changed

@@ -24,8 +24,14 @@ func (c *Counter) NewTable(flags Flags) *Table {
 // variant j.
 func (t *Table) Served(i, j int) { t.add(i, wordVariant+j) }
 
-// Failed counts an evaluation of the flag at index i that failed.
-func (t *Table) Failed(i int) { t.add(i, wordError) }
+// Failed counts an evaluation of the flag at index i that failed with
+// code; a code out of range counts as General.
+func (t *Table) Failed(i int, code ErrorCode) {
+	if code >= numErrorCodes {
+		code = General
+	}
+	t.add(i, wordError+int(code))
+}
 
 // Unserved counts an evaluation of the flag at index i that served no
 // variant without an error: a disabled flag, or no default variant.

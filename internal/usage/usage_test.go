@@ -50,7 +50,7 @@ func TestAttachCarriesCountsByKeyAndVariants(t *testing.T) {
 	v1 := attach(c, newSet("b", onOff, "r", onOff))
 	v1.Served(0, 0)
 	v1.Served(2, 0)
-	v1.Failed(0)
+	v1.Failed(0, TypeMismatch)
 	v1.Missing("nope")
 	// An evaluation still running on v1 when v2 replaces it counts with v2's.
 	v2 := attach(c, newSet("r", onOff, "b", onOff))
@@ -60,7 +60,8 @@ func TestAttachCarriesCountsByKeyAndVariants(t *testing.T) {
 		t.Errorf("attached again: removed %v and %d others", removed, unused)
 	}
 	u := c.Snapshot(time.Now())
-	if b := u.Flags["b"]; b.Evaluations != 2 || b.Errors != 1 || !maps.Equal(b.Variants, map[string]uint64{"on": 1}) {
+	if b := u.Flags["b"]; b.Evaluations != 2 || b.Errors != 1 || !maps.Equal(b.Variants, map[string]uint64{"on": 1}) ||
+		!maps.Equal(b.ErrorCodes, map[string]uint64{"TYPE_MISMATCH": 1}) {
 		t.Errorf("b: %+v", b)
 	}
 	if r := u.Flags["r"]; r.Evaluations != 3 || !maps.Equal(r.Variants, map[string]uint64{"on": 1, "off": 2}) {
@@ -123,6 +124,49 @@ func TestFirstEvaluationOnAReplacedSet(t *testing.T) {
 	v1.Served(0, 0)
 	if u := c.Snapshot(time.Now()); len(u.Flags) != 1 || u.Flags["other"].Evaluations != 0 {
 		t.Errorf("after b left: %+v", u.Flags)
+	}
+}
+
+// Failures count by code, each its own counter, and add up to Errors.
+func TestErrorsByCode(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		codes []ErrorCode
+		want  map[string]uint64
+	}{
+		{"none", nil, nil},
+		{"one of each", []ErrorCode{ParseError, TypeMismatch, General}, map[string]uint64{"PARSE_ERROR": 1, "TYPE_MISMATCH": 1, "GENERAL": 1}},
+		{"type mismatches", []ErrorCode{TypeMismatch, TypeMismatch, TypeMismatch}, map[string]uint64{"TYPE_MISMATCH": 3}},
+		{"a code out of range counts as general", []ErrorCode{numErrorCodes, 200, General}, map[string]uint64{"GENERAL": 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewCounter(time.Now())
+			tb := attach(c, newSet("f", onOff))
+			tb.Served(0, 1)
+			for _, code := range tc.codes {
+				tb.Failed(0, code)
+			}
+			u := c.Snapshot(time.Now()).Flags["f"]
+			n := uint64(len(tc.codes))
+			if u.Evaluations != n+1 || u.Errors != n || !maps.Equal(u.ErrorCodes, tc.want) || u.Variants["off"] != 1 {
+				t.Errorf("f: %+v, want %d errors %v", u, n, tc.want)
+			}
+			c.Reset(time.Now())
+			if u := c.Snapshot(time.Now()).Flags["f"]; u.Errors != 0 || u.ErrorCodes != nil {
+				t.Errorf("after Reset: %+v", u)
+			}
+		})
+	}
+}
+
+// Counting a failure by its code allocates nothing, as counting a variant
+// does not (BenchmarkServedNoAlloc).
+func TestFailedDoesNotAllocate(t *testing.T) {
+	c := NewCounter(time.Now())
+	tb := attach(c, newSet("f", onOff))
+	tb.Failed(0, General) // the flag's first evaluation makes its counts
+	if n := testing.AllocsPerRun(1000, func() { tb.Failed(0, TypeMismatch) }); n != 0 {
+		t.Errorf("Failed allocates %v times", n)
 	}
 }
 

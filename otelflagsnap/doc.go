@@ -1,0 +1,59 @@
+// Package otelflagsnap reports a flagsnap provider's evaluations and the
+// health of its flag source as OpenTelemetry metrics:
+//
+//	unregister, err := otelflagsnap.Register(provider) // the global meter provider
+//	defer unregister()
+//
+// Every instrument is observable. When a reader collects, one callback
+// reads provider.Usage() and provider.SourceStatus() and reports what they
+// say; an evaluation does no more work than without this package. The
+// instruments belong to the meter named
+// "github.com/flagsnap/flagsnap/otelflagsnap", and every series carries
+// feature_flag.provider.name = "flagsnap".
+//
+// Evaluations, from provider.Usage(), with the attribute names of
+// OpenTelemetry's semantic conventions for feature flags:
+//
+//   - feature_flag.evaluations, a counter in {evaluation}: one series per
+//     flag key (feature_flag.key) and variant served
+//     (feature_flag.result.variant); the failed evaluations in series of
+//     their own with error.type, the OpenFeature error code in lower case
+//     (parse_error, type_mismatch, general) and no variant; the evaluations
+//     that served no variant without an error (a disabled flag, a rule that
+//     chose none) in a series with neither. A flag's series add up to its
+//     FlagUsage.Evaluations. A flag in force that was never evaluated has
+//     that last series alone, at 0.
+//   - feature_flag.missing_evaluations, a counter in {evaluation}: the
+//     evaluations of keys that the flags in force do not define, by key
+//     (feature_flag.key).
+//
+// Only the 1,000 most evaluated flags (WithFlagLimit) have series of their
+// own; the others are summed under feature_flag.key = "_other", with
+// error.type for their failures and no variant, so that a set of 100,000
+// flags does not make 100,000 series. The limit applies to the missing
+// keys too. A flag that enters or leaves the most evaluated takes its
+// counts out of "_other" or into it, and a counter that goes down reads as
+// a reset, as it does after provider.ResetUsage() or when an update
+// removes a flag. With flagsnap.WithoutUsage() nothing is counted and the
+// two instruments report nothing.
+//
+// The flag source, from provider.SourceStatus():
+//
+//   - flagsnap.source.state, a gauge in 1: a series per state (attribute
+//     state: connecting, serving, stale, error, fatal, stopped), 1 for the
+//     current one and 0 for the others.
+//   - flagsnap.source.flags, a gauge in {flag}: the flags in force.
+//   - flagsnap.source.applied_time, a gauge in s: when the flags in force
+//     were put in force, in Unix seconds; absent while no flags are in
+//     force (and for flags served from the cache file, whose time is not
+//     known).
+//   - flagsnap.source.flag_sets, a counter in {flag_set}: the flag sets by
+//     result (attribute result): received from the source, applied,
+//     rejected, and unchanged (polls that found the flags in force).
+//   - flagsnap.source.reconnects, a counter in {reconnect}: the times the
+//     source came back after a loss.
+//
+// The Prometheus exporter of OpenTelemetry names them with underscores and
+// suffixes: feature_flag_evaluations_total, flagsnap_source_state_ratio,
+// flagsnap_source_applied_time_seconds, and so on (docs/metrics.md).
+package otelflagsnap

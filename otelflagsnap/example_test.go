@@ -1,0 +1,58 @@
+package otelflagsnap_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/open-feature/go-sdk/openfeature"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/flagsnap/flagsnap"
+	"github.com/flagsnap/flagsnap/otelflagsnap"
+	"github.com/flagsnap/flagsnap/source"
+)
+
+func Example() {
+	provider, err := flagsnap.NewProvider(flagsnap.WithSource(source.NewMemory([]byte(`{"flags": {
+	  "dark-mode": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off"}}}`))))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := provider.Init(openfeature.EvaluationContext{}); err != nil {
+		log.Fatal(err)
+	}
+	defer provider.Shutdown()
+
+	// A reader that collects when asked; a service would use an exporter.
+	reader := sdkmetric.NewManualReader()
+	meters := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer meters.Shutdown(context.Background())
+
+	unregister, err := otelflagsnap.Register(provider, otelflagsnap.WithMeterProvider(meters))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer unregister()
+
+	for range 3 {
+		provider.BooleanEvaluation(context.Background(), "dark-mode", false, nil)
+	}
+
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		log.Fatal(err)
+	}
+	for _, m := range rm.ScopeMetrics[0].Metrics {
+		if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == "feature_flag.evaluations" {
+			for _, dp := range sum.DataPoints {
+				key, _ := dp.Attributes.Value("feature_flag.key")
+				variant, _ := dp.Attributes.Value("feature_flag.result.variant")
+				fmt.Printf("%s %s %s: %d\n", m.Name, key.AsString(), variant.AsString(), dp.Value)
+			}
+		}
+	}
+	// Output:
+	// feature_flag.evaluations dark-mode off: 3
+}

@@ -1,0 +1,202 @@
+package otelflagsnap
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/flagsnap/flagsnap"
+)
+
+// The attribute names, from OpenTelemetry's semantic conventions for
+// feature flags, and this package's own.
+const (
+	keyAttr      = "feature_flag.key"
+	variantAttr  = "feature_flag.result.variant"
+	providerAttr = "feature_flag.provider.name"
+	errorAttr    = "error.type"
+	stateAttr    = "state"
+	resultAttr   = "result"
+)
+
+// otherKey is the feature_flag.key under which the flags, or missing
+// keys, past the limit are summed.
+const otherKey = "_other"
+
+// otherError is the error.type of failures whose code is not known: the
+// semantic conventions' fallback.
+const otherError = "_OTHER"
+
+// provider is the attribute every series carries.
+var provider = attribute.String(providerAttr, flagsnap.Name)
+
+// states are the values of flagsnap.source.state, one series each.
+var states = []flagsnap.SourceState{
+	flagsnap.SourceConnecting, flagsnap.SourceServing, flagsnap.SourceStale,
+	flagsnap.SourceError, flagsnap.SourceFatal, flagsnap.SourceStopped,
+}
+
+// The attribute sets of the source's series, made once rather than at
+// every collection.
+var (
+	stateSets   = attributeSets(stateAttr, states)
+	resultSets  = attributeSets(resultAttr, []string{"received", "applied", "rejected", "unchanged"})
+	onlyCarrier = metric.WithAttributeSet(attribute.NewSet(provider))
+)
+
+func attributeSets[S ~string](name string, values []S) map[S]metric.ObserveOption {
+	out := make(map[S]metric.ObserveOption, len(values))
+	for _, v := range values {
+		out[v] = metric.WithAttributeSet(attribute.NewSet(provider, attribute.String(name, string(v))))
+	}
+	return out
+}
+
+// reporter reports one provider's usage and source status.
+type reporter struct {
+	p     *flagsnap.Provider
+	limit int
+	in    *instruments
+}
+
+// observe is the one callback: it reads the provider's usage and status
+// once each per collection.
+func (r *reporter) observe(_ context.Context, o metric.Observer) error {
+	r.observeUsage(o, r.p.Usage())
+	r.observeSource(o, r.p.SourceStatus())
+	return nil
+}
+
+// observeUsage reports the evaluations of the most evaluated flags and of
+// the keys most asked for that are missing, the others summed under
+// otherKey. With usage counting off the snapshot is empty, and so is
+// what is reported.
+func (r *reporter) observeUsage(o metric.Observer, u flagsnap.Usage) {
+	keys, rest := top(u.Flags, r.limit, func(f flagsnap.FlagUsage) uint64 { return f.Evaluations })
+	for _, k := range keys {
+		observeFlag(o, r.in.evaluations, k, u.Flags[k])
+	}
+	if len(rest) > 0 {
+		var sum flagsnap.FlagUsage
+		for _, k := range rest {
+			addUp(&sum, u.Flags[k])
+		}
+		observeFlag(o, r.in.evaluations, otherKey, sum)
+	}
+
+	keys, rest = top(u.Missing, r.limit, func(n uint64) uint64 { return n })
+	for _, k := range keys {
+		o.ObserveInt64(r.in.missing, count(u.Missing[k]), withKey(k))
+	}
+	if len(rest) > 0 {
+		var sum uint64
+		for _, k := range rest {
+			sum += u.Missing[k]
+		}
+		o.ObserveInt64(r.in.missing, count(sum), withKey(otherKey))
+	}
+}
+
+// top returns the limit keys of m with the largest counts, the largest
+// first, and the rest. A key spelt otherKey is always in the rest, so
+// that it cannot be taken for the sum of the rest.
+func top[V any](m map[string]V, limit int, count func(V) uint64) (keys, rest []string) {
+	type counted struct {
+		key string
+		n   uint64
+	}
+	// Counts read once, not at each comparison: a large flag set sorts
+	// its keys at every collection.
+	all := make([]counted, 0, len(m))
+	for k, v := range m {
+		all = append(all, counted{k, count(v)})
+	}
+	slices.SortFunc(all, func(a, b counted) int { return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.key, b.key)) })
+	for _, c := range all {
+		if c.key != otherKey && len(keys) < limit {
+			keys = append(keys, c.key)
+		} else {
+			rest = append(rest, c.key)
+		}
+	}
+	return keys, rest
+}
+
+// addUp adds f's evaluations and errors to sum; the variants are left
+// out, as the flags past the limit are reported without them.
+func addUp(sum *flagsnap.FlagUsage, f flagsnap.FlagUsage) {
+	sum.Evaluations += f.Evaluations
+	sum.Errors += f.Errors
+	for code, n := range f.ErrorCodes {
+		if sum.ErrorCodes == nil {
+			sum.ErrorCodes = map[string]uint64{}
+		}
+		sum.ErrorCodes[code] += n
+	}
+}
+
+// observeFlag reports one flag's evaluations: a series per variant
+// served, one per error type, and one without a variant for the rest (a
+// disabled flag, no variant chosen), which is also the series of a flag
+// not evaluated yet. They add up to f.Evaluations.
+func observeFlag(o metric.Observer, inst metric.Int64ObservableCounter, key string, f flagsnap.FlagUsage) {
+	var served uint64
+	for v, n := range f.Variants {
+		o.ObserveInt64(inst, count(n), metric.WithAttributes(provider, attribute.String(keyAttr, key), attribute.String(variantAttr, v)))
+		served += n
+	}
+	var failed uint64
+	for code, n := range f.ErrorCodes {
+		o.ObserveInt64(inst, count(n), withError(key, strings.ToLower(code)))
+		failed += n
+	}
+	// Errors not split by code (a snapshot read from an older JSON).
+	if f.Errors > failed {
+		o.ObserveInt64(inst, count(f.Errors-failed), withError(key, otherError))
+		failed = f.Errors
+	}
+	if rest := f.Evaluations - min(served+failed, f.Evaluations); rest > 0 || f.Evaluations == 0 {
+		o.ObserveInt64(inst, count(rest), withKey(key))
+	}
+}
+
+func withKey(key string) metric.ObserveOption {
+	return metric.WithAttributes(provider, attribute.String(keyAttr, key))
+}
+
+func withError(key, errType string) metric.ObserveOption {
+	return metric.WithAttributes(provider, attribute.String(keyAttr, key), attribute.String(errorAttr, errType))
+}
+
+// observeSource reports the health of the flag source.
+func (r *reporter) observeSource(o metric.Observer, st flagsnap.SourceStatus) {
+	for _, s := range states {
+		v := int64(0)
+		if s == st.State {
+			v = 1
+		}
+		o.ObserveInt64(r.in.state, v, stateSets[s])
+	}
+	o.ObserveInt64(r.in.flags, int64(st.Flags), onlyCarrier)
+	// A set put in force from the cache file has no time of its own: it
+	// reads as the Unix epoch, and is left out as no set is.
+	if t := st.AppliedAt; !t.IsZero() && t.UnixNano() > 0 {
+		o.ObserveFloat64(r.in.appliedTime, float64(t.Unix())+float64(t.Nanosecond())/1e9, onlyCarrier)
+	}
+	sets := [...]struct {
+		result string
+		n      uint64
+	}{{"received", st.Received}, {"applied", st.Applied}, {"rejected", st.Rejected}, {"unchanged", st.Unchanged}}
+	for _, s := range sets {
+		o.ObserveInt64(r.in.flagSets, count(s.n), resultSets[s.result])
+	}
+	o.ObserveInt64(r.in.reconnects, count(st.Reconnects), onlyCarrier)
+}
+
+// count is n as an observation: OpenTelemetry's integers are signed.
+func count(n uint64) int64 { return int64(min(n, math.MaxInt64)) }
