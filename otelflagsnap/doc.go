@@ -54,6 +54,6 @@
 //     source came back after a loss.
 //
 // The Prometheus exporter of OpenTelemetry names them with underscores and
-// suffixes: feature_flag_evaluations_total, flagsnap_source_state_ratio,
+// suffixes: feature_flag_evaluations_total, flagsnap_source_state,
 // flagsnap_source_applied_time_seconds, and so on (docs/metrics.md).
 package otelflagsnap

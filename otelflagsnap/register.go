@@ -96,7 +96,7 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		metric.WithDescription("Flag evaluations, by flag key and variant, and the failed ones by error type."))
 	in.missing, errs[1] = m.Int64ObservableCounter("feature_flag.missing_evaluations", metric.WithUnit("{evaluation}"),
 		metric.WithDescription("Evaluations of keys that the flags in force do not define, by key."))
-	in.state, errs[2] = m.Int64ObservableGauge("flagsnap.source.state", metric.WithUnit("1"),
+	in.state, errs[2] = m.Int64ObservableGauge("flagsnap.source.state", metric.WithUnit("{state}"),
 		metric.WithDescription("The flag source's state: 1 for the current one, 0 for the others."))
 	in.flags, errs[3] = m.Int64ObservableGauge("flagsnap.source.flags", metric.WithUnit("{flag}"),
 		metric.WithDescription("Flags in force."))

@@ -41,7 +41,7 @@ func TestPrometheusScrape(t *testing.T) {
 		{"feature_flag_missing_evaluations_total", dto.MetricType_COUNTER, map[string]float64{
 			`feature_flag_key="new-chekout"`: 1,
 		}},
-		{"flagsnap_source_state_ratio", dto.MetricType_GAUGE, map[string]float64{
+		{"flagsnap_source_state", dto.MetricType_GAUGE, map[string]float64{
 			`state="connecting"`: 0, `state="serving"`: 1, `state="stale"`: 0,
 			`state="error"`: 0, `state="fatal"`: 0, `state="stopped"`: 0,
 		}},
@@ -85,7 +85,7 @@ func TestPrometheusScrape(t *testing.T) {
 	want := []string{
 		"feature_flag_evaluations_total", "feature_flag_missing_evaluations_total",
 		"flagsnap_source_applied_time_seconds", "flagsnap_source_flag_sets_total", "flagsnap_source_flags",
-		"flagsnap_source_reconnects_total", "flagsnap_source_state_ratio", "target_info",
+		"flagsnap_source_reconnects_total", "flagsnap_source_state", "target_info",
 	}
 	if !slices.Equal(names, want) {
 		t.Errorf("metric families %v, want %v", names, want)
