@@ -39,14 +39,13 @@
 //
 // The flag source, from provider.SourceStatus():
 //
-//   - flagsnap.source.state, a gauge in 1: a series per state (attribute
+//   - flagsnap.source.state, a gauge in {state}: a series per state (attribute
 //     state: connecting, serving, stale, error, fatal, stopped), 1 for the
 //     current one and 0 for the others.
 //   - flagsnap.source.flags, a gauge in {flag}: the flags in force.
 //   - flagsnap.source.applied_time, a gauge in s: when the flags in force
 //     were put in force, in Unix seconds; absent while no flags are in
-//     force (and for flags served from the cache file, whose time is not
-//     known).
+//     force.
 //   - flagsnap.source.flag_sets, a counter in {flag_set}: the flag sets by
 //     result (attribute result): received from the source, applied,
 //     rejected, and unchanged (polls that found the flags in force).

@@ -183,8 +183,7 @@ func (r *reporter) observeSource(o metric.Observer, st flagsnap.SourceStatus) {
 		o.ObserveInt64(r.in.state, v, stateSets[s])
 	}
 	o.ObserveInt64(r.in.flags, int64(st.Flags), onlyCarrier)
-	// A set put in force from the cache file has no time of its own: it
-	// reads as the Unix epoch, and is left out as no set is.
+	// Before the first set there is no time to report.
 	if t := st.AppliedAt; !t.IsZero() && t.UnixNano() > 0 {
 		o.ObserveFloat64(r.in.appliedTime, float64(t.Unix())+float64(t.Nanosecond())/1e9, onlyCarrier)
 	}
