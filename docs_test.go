@@ -186,6 +186,7 @@ var freeNames = map[string]string{
 	"doc":      "[]byte",
 	"newDoc":   "[]byte",
 	"user":     "openfeature.EvaluationContext",
+	"mux":      "*http.ServeMux",
 }
 
 // names gathers what a fragment declares and what it uses.
