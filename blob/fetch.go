@@ -9,9 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	gcblob "gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
+	"google.golang.org/api/googleapi"
 
 	"github.com/flagsnap/flagsnap/source"
 )
@@ -112,20 +114,33 @@ func (f *fetcher) error(ctx context.Context, err error) error {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		code = gcerrors.DeadlineExceeded
 	case code != gcerrors.NotFound && refused(err):
-		// Drivers that classify only the store's own error codes leave
-		// a refused signature or an unknown key as Unknown.
+		// The drivers classify the stores' own error codes, and leave
+		// many refusals as Unknown: a bad signature or an unknown key
+		// on S3, a role without read access on Azure.
 		code = gcerrors.PermissionDenied
 	}
 	return &ObjectError{URL: f.origin, Code: code, Timeout: f.timeout, Err: err}
 }
 
-// refused tells whether err carries an HTTP answer of 401 or 403, as the
-// AWS SDK's errors do.
+// refused tells whether err carries an HTTP answer of 401 or 403, in
+// the error type of one of the three SDKs.
 func refused(err error) bool {
-	var withStatus interface{ HTTPStatusCode() int }
-	if !errors.As(err, &withStatus) {
-		return false
-	}
-	c := withStatus.HTTPStatusCode()
+	c := httpStatus(err)
 	return c == http.StatusUnauthorized || c == http.StatusForbidden
+}
+
+// httpStatus is the HTTP status an SDK's error carries, or 0.
+func httpStatus(err error) int {
+	var aws interface{ HTTPStatusCode() int }
+	var azure *azcore.ResponseError
+	var google *googleapi.Error
+	switch {
+	case errors.As(err, &aws):
+		return aws.HTTPStatusCode()
+	case errors.As(err, &azure):
+		return azure.StatusCode
+	case errors.As(err, &google):
+		return google.Code
+	}
+	return 0
 }

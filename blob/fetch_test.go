@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	gcblob "gocloud.dev/blob"
 	"gocloud.dev/blob/memblob"
 	"gocloud.dev/gcerrors"
+	"google.golang.org/api/googleapi"
 
 	"github.com/flagsnap/flagsnap/source"
 )
@@ -117,6 +119,8 @@ func TestFetchErrorsAreClassified(t *testing.T) {
 		{"forbidden", context.Background(), fmt.Errorf("head: %w", statusError(http.StatusForbidden)), gcerrors.PermissionDenied},
 		{"unauthorized", context.Background(), statusError(http.StatusUnauthorized), gcerrors.PermissionDenied},
 		{"server error", context.Background(), statusError(http.StatusInternalServerError), gcerrors.Unknown},
+		{"forbidden on Azure", context.Background(), &azcore.ResponseError{StatusCode: http.StatusForbidden, ErrorCode: "AuthorizationPermissionMismatch"}, gcerrors.PermissionDenied},
+		{"unauthorized on GCS", context.Background(), &googleapi.Error{Code: http.StatusUnauthorized}, gcerrors.PermissionDenied},
 		{"timed out", expired, context.DeadlineExceeded, gcerrors.DeadlineExceeded},
 	}
 	f, _ := memFetcher(t, 1)
