@@ -65,7 +65,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Source, error) {
 	}
 	bucket, err := gcblob.OpenBucket(ctx, u.bucketURL())
 	if err != nil {
-		return nil, &URLError{URL: u.String(), Reason: "gocloud.dev cannot open the bucket (check the query parameters)", Err: err}
+		return nil, &URLError{URL: u.String(), Reason: "gocloud.dev cannot open the bucket: check the query parameters, and the credentials of the environment", Err: err}
 	}
 	f := &fetcher{bucket: bucket, key: u.key, origin: u.String(), timeout: cfg.timeout, maxSize: cfg.maxSize}
 	poll, err := source.NewPoll(source.PollConfig{Fetcher: f, Origin: f.origin, Interval: cfg.interval, Logger: cfg.log})

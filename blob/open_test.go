@@ -29,7 +29,7 @@ func TestOpenRefuses(t *testing.T) {
 		{"a directory", "gs://bucket/flags/", nil, []string{"names no object"}},
 		{"no bucket", "azblob:///flags.json", nil, []string{"names no bucket"}},
 		{"a parameter gocloud.dev does not know", "s3://bucket/flags.json?regoin=eu-west-1", nil,
-			[]string{"blob: s3://bucket/flags.json: gocloud.dev cannot open the bucket (check the query parameters)", "regoin"}},
+			[]string{"blob: s3://bucket/flags.json: gocloud.dev cannot open the bucket: check the query parameters, and the credentials of the environment: ", "regoin"}},
 		{"a value gocloud.dev does not take", "s3://bucket/flags.json?use_path_style=maybe", nil, []string{"cannot open the bucket", "use_path_style"}},
 		{"zero interval", "s3://bucket/flags.json", []blob.Option{blob.WithPollInterval(0)}, []string{"blob: WithPollInterval must be positive, got 0s"}},
 		{"negative timeout", "s3://bucket/flags.json", []blob.Option{blob.WithTimeout(-time.Second)}, []string{"blob: WithTimeout must be positive, got -1s"}},
