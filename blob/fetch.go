@@ -44,6 +44,9 @@ func (f *fetcher) Fetch(ctx context.Context, since source.Version) ([]byte, sour
 	if attrs.Size > f.maxSize {
 		return nil, source.Version{}, f.tooLarge(attrs.Size)
 	}
+	// An object rewritten since its attributes were read downloads as
+	// the newer document under the older version: the next poll then
+	// downloads it again, and the poller finds it unchanged.
 	doc, err := f.download(ctx)
 	if err != nil {
 		return nil, source.Version{}, err
