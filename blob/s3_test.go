@@ -1,0 +1,61 @@
+package blob_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+)
+
+// s3Store is gofakes3 on loopback, reached path-style over plain HTTP
+// with static keys. HEAD is an attribute read, GET a download.
+func s3Store(t *testing.T) *store {
+	t.Helper()
+	isolateAWS(t)
+	const bucket = "flags"
+	backend := s3mem.New()
+	if err := backend.CreateBucket(bucket); err != nil {
+		t.Fatal(err)
+	}
+	reqs := newRequests(func(r *http.Request) (string, bool, bool) {
+		key := pathKey(r.URL.Path, bucket)
+		switch {
+		case key == "":
+			return "", false, false
+		case r.Method == http.MethodHead:
+			return key, false, true
+		case r.Method == http.MethodGet:
+			return key, true, true
+		}
+		return "", false, false
+	})
+	srv := serve(t, reqs.wrap(gofakes3.New(backend).Server()))
+	query := url.Values{
+		"endpoint":       {srv.URL},
+		"use_path_style": {"true"},
+		"disable_https":  {"true"},
+		"region":         {"us-east-1"},
+	}.Encode()
+	return &store{
+		name:     "s3",
+		bucket:   bucket,
+		url:      func(key string) string { return "s3://" + bucket + "/" + key + "?" + query },
+		origin:   func(key string) string { return "s3://" + bucket + "/" + key },
+		requests: reqs,
+		put: func(t *testing.T, key, doc string) {
+			t.Helper()
+			if _, err := backend.PutObject(bucket, key, map[string]string{"Content-Type": "application/json"}, strings.NewReader(doc), int64(len(doc)), nil); err != nil {
+				t.Fatal(err)
+			}
+		},
+		remove: func(t *testing.T, key string) {
+			t.Helper()
+			if _, err := backend.DeleteObject(bucket, key); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+}
