@@ -154,7 +154,11 @@ func (r *run) accept(set *evaluator.FlagSet, doc []byte, origin string, digest [
 // may heal within the grace period, since the server will send the same
 // set again.
 func (r *run) tooLarge(e *source.MessageTooLargeError) {
-	err := fmt.Errorf("%s: raise it with flagsnap.WithMaxMessageSize", strings.TrimPrefix(e.Error(), "source: "))
+	fix := "raise it with flagsnap.WithMaxMessageSize"
+	if r.p.origin.kind == originCustom {
+		fix = "raise the limit of the source (blob.WithMaxSize for an object)"
+	}
+	err := fmt.Errorf("%s: %s", strings.TrimPrefix(e.Error(), "source: "), fix)
 	r.p.log.Error("flag set refused; the previous flags stay in force", slog.String("origin", e.Target),
 		slog.Int("size", e.Size), slog.Int("limit", e.Limit), slog.String("error", err.Error()))
 	r.p.stats.failed(err, true)

@@ -57,9 +57,12 @@ context is not part of the answer.
 
 FILE may also be an http or https URL, followed as flagsnap.WithURL
 follows it: asked every --poll-interval with If-None-Match, with the
---header and --authorization-file given, its changes pushed to the
-streams, its failures reported while the last good flags stay served. So
-several serve replicas can front one origin (a bucket's URL, a CDN).
+--header and --authorization-file given; or an object in a bucket,
+s3://bucket/key?region=R, gs://bucket/key or azblob://container/key,
+followed as the blob module follows it, with the credentials of the
+environment. Changes are pushed to the streams, and failures reported
+while the last good flags stay served. So several serve replicas can
+front one origin (a bucket, a CDN).
 
 Example:
   flagsnap serve flags.json
@@ -69,6 +72,7 @@ Example:
   flagsnap serve flags.json --http 127.0.0.1:8016
   then: curl 'http://127.0.0.1:8016/flags.json?selector=flagSetId=shop'
   flagsnap serve https://config.example.com/flags.json --http 127.0.0.1:8016
+  flagsnap serve 's3://my-bucket/flags.json?region=eu-west-1' --http 127.0.0.1:8016
 `
 
 // contextValues is --context-value, repeatable.
@@ -263,7 +267,7 @@ func (c *cmd) watchFiles(ctx context.Context, srv *syncserver.Server, files []se
 	var wg sync.WaitGroup
 	failed := make(chan error, len(files))
 	for _, f := range files {
-		src, err := remote.openSource(f.path)
+		src, err := remote.openSource(watchCtx, f.path)
 		if err != nil {
 			stop()
 			wg.Wait()

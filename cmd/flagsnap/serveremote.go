@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flagsnap/flagsnap/blob"
 	"github.com/flagsnap/flagsnap/evaluator"
 	"github.com/flagsnap/flagsnap/source"
 )
@@ -21,7 +22,8 @@ import (
 // serve waits for before it serves anything.
 const remoteTimeout = 30 * time.Second
 
-// remoteOptions are serve's options for a FILE that is a URL.
+// remoteOptions are serve's options for a FILE that is a URL or an
+// object; the header and the Authorization file are a URL's alone.
 type remoteOptions struct {
 	pollInterval time.Duration
 	header       headerValues
@@ -50,14 +52,14 @@ func remoteScheme(file string) string {
 		return ""
 	}
 	switch u.Scheme {
-	case "http", "https":
+	case "http", "https", "s3", "gs", "azblob":
 		return u.Scheme
 	}
 	return ""
 }
 
-// remoteName is the name a source selector may give a URL: the last
-// element of its path.
+// remoteName is the name a source selector may give a URL or an object:
+// the last element of its path.
 func remoteName(file string) string {
 	u, err := url.Parse(file)
 	if err != nil {
@@ -66,10 +68,14 @@ func remoteName(file string) string {
 	return path.Base(u.Path)
 }
 
-// openSource builds the source that follows file: a URL's or a file's.
-func (o remoteOptions) openSource(file string) (source.Source, error) {
-	if remoteScheme(file) == "" {
+// openSource builds the source that follows file: a URL's, an object's or
+// a file's.
+func (o remoteOptions) openSource(ctx context.Context, file string) (source.Source, error) {
+	switch remoteScheme(file) {
+	case "":
 		return source.NewFile(source.FileConfig{Path: file})
+	case "s3", "gs", "azblob":
+		return blob.Open(ctx, file, blob.WithPollInterval(o.pollInterval), blob.WithTimeout(remoteTimeout))
 	}
 	return source.NewHTTP(source.HTTPConfig{
 		URL:               file,
@@ -83,7 +89,7 @@ func (o remoteOptions) openSource(file string) (source.Source, error) {
 // loadRemote fetches the document at file once and checks that it is a
 // flag set, as loadFlags does for a file.
 func (o remoteOptions) loadRemote(ctx context.Context, file string) ([]byte, error) {
-	src, err := o.openSource(file)
+	src, err := o.openSource(ctx, file)
 	if err != nil {
 		return nil, err
 	}

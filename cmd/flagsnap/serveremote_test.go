@@ -3,11 +3,15 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/open-feature/go-sdk/openfeature"
 
 	"github.com/flagsnap/flagsnap"
@@ -128,5 +132,45 @@ func TestServeURLUnreadableAtStart(t *testing.T) {
 	}
 	if code := run([]string{"serve", up.URL, "--poll-interval", "0s"}, &stdout, &stderr); code != exitBadInput || !strings.Contains(stderr.String(), "--poll-interval must be positive") {
 		t.Errorf("--poll-interval 0: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// serve follows an object in a bucket, here in an S3 store on loopback:
+// several serve replicas can front one bucket.
+func TestServeFollowsAnObject(t *testing.T) {
+	dir := t.TempDir()
+	for name, value := range map[string]string{
+		"AWS_CONFIG_FILE": filepath.Join(dir, "config"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "credentials"),
+		"AWS_EC2_METADATA_DISABLED": "true", "AWS_ACCESS_KEY_ID": "flagsnap-test", "AWS_SECRET_ACCESS_KEY": "flagsnap-test-secret",
+		"AWS_PROFILE": "", "AWS_REGION": "", "AWS_ENDPOINT_URL": "", "AWS_ENDPOINT_URL_S3": "", "AWS_SESSION_TOKEN": "",
+	} {
+		t.Setenv(name, value)
+	}
+	backend := s3mem.New()
+	if err := backend.CreateBucket("flags"); err != nil {
+		t.Fatal(err)
+	}
+	put := func(doc string) {
+		t.Helper()
+		if _, err := backend.PutObject("flags", "flags.json", nil, strings.NewReader(doc), int64(len(doc)), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(colorDoc("red"))
+	store := httptest.NewServer(gofakes3.New(backend).Server())
+	defer store.Close()
+	object := "s3://flags/flags.json?" + url.Values{
+		"endpoint": {store.URL}, "use_path_style": {"true"}, "disable_https": {"true"}, "region": {"us-east-1"},
+	}.Encode()
+
+	r := startServe(t, object, "--addr", "127.0.0.1:0", "--poll-interval", "20ms")
+	follower := connect(t, flagsnap.WithHost("127.0.0.1"), flagsnap.WithPort(r.port(t)))
+	if got := str(follower, "color", nil); got != "red" {
+		t.Errorf("color %q, want red", got)
+	}
+	put(colorDoc("blue"))
+	nextEvent(t, follower, openfeature.ProviderConfigChange)
+	if got := str(follower, "color", nil); got != "blue" {
+		t.Errorf("color %q after the object changed, want blue", got)
 	}
 }
