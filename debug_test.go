@@ -567,3 +567,17 @@ func TestDebugRowVariantsBound(t *testing.T) {
 		t.Errorf("%d shares, %d more, first %+v", len(row.Shares), row.MoreVariants, row.Shares[0])
 	}
 }
+
+// A provider polling a URL shows its unchanged polls beside the flag
+// sets it received.
+func TestDebugPageShowsUnchangedPolls(t *testing.T) {
+	p, _, _, err := urlProvider(t, &flagOrigin{doc: flagsV1})
+	if err != nil {
+		t.Fatalf("Init: %v", err)
+	}
+	eventually(t, "two unchanged polls", func() bool { return p.SourceStatus().Unchanged >= 2 })
+	body := debugGet(t, DebugHandler(p), "/").Body.String()
+	if !regexp.MustCompile(`1 received, 1 applied, 0 rejected, \d+ polls unchanged`).MatchString(body) {
+		t.Errorf("the page does not show the unchanged polls:\n%s", body)
+	}
+}
