@@ -520,8 +520,16 @@ func TestWithoutUsage(t *testing.T) {
 
 // goroutinesIn counts the goroutines with fn in their stack.
 func goroutinesIn(fn string) int {
+	// A dump cut short would miss goroutines: the buffer grows until the
+	// dump fits.
 	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
+	for n := runtime.Stack(buf, true); ; n = runtime.Stack(buf, true) {
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 	n := 0
 	for g := range strings.SplitSeq(string(buf), "\n\n") {
 		if strings.Contains(g, fn) {

@@ -88,6 +88,15 @@ func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
 	return &HTTP{Poll: poll, fetch: f}, nil
 }
 
+// Run implements [Source], as [Poll.Run] does. When it returns, the idle
+// connections of the source's own client are closed: nothing is left
+// behind by a provider that shut down. A client given in HTTPConfig keeps
+// its own.
+func (h *HTTP) Run(ctx context.Context, sink Sink) error {
+	defer h.fetch.closeIdle()
+	return h.Poll.Run(ctx, sink)
+}
+
 // URL returns the document's address, with any password in it replaced
 // by "xxxxx", as messages show it.
 func (h *HTTP) URL() string { return h.fetch.origin }
@@ -99,6 +108,7 @@ type httpFetcher struct {
 	header   http.Header
 	authFile string
 	client   *http.Client
+	own      *http.Transport // the transport of the source's own client; nil with HTTPConfig.Client
 	timeout  time.Duration
 	maxBody  int64
 }
@@ -121,7 +131,12 @@ func newHTTPFetcher(cfg HTTPConfig) (*httpFetcher, error) {
 	if err != nil {
 		return nil, err
 	}
+	own, _ := client.Transport.(*http.Transport)
+	if cfg.Client != nil {
+		own = nil
+	}
 	return &httpFetcher{
+		own:      own,
 		url:      cfg.URL,
 		origin:   u.Redacted(),
 		header:   cfg.Header.Clone(),
@@ -130,6 +145,13 @@ func newHTTPFetcher(cfg HTTPConfig) (*httpFetcher, error) {
 		timeout:  cmp.Or(cfg.Timeout, flagddefault.Deadline),
 		maxBody:  cmp.Or(cfg.MaxBodySize, flagddefault.MaxMessageSize),
 	}, nil
+}
+
+// closeIdle closes the idle connections of the source's own client.
+func (f *httpFetcher) closeIdle() {
+	if f.own != nil {
+		f.own.CloseIdleConnections()
+	}
 }
 
 // parseHTTPURL checks that raw is an absolute http or https URL.

@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -442,5 +443,40 @@ func TestPollBackoffDoublesUpToTheInterval(t *testing.T) {
 				t.Fatalf("failure %d: waits %v, want %v give or take a tenth, at most the interval", i+1, got, want)
 			}
 		}
+	}
+}
+
+// A source that stopped leaves no connection open: the server sees its
+// connection closed.
+func TestHTTPClosesItsConnectionsWhenItStops(t *testing.T) {
+	closed := make(chan struct{}, 1)
+	srv := httptest.NewUnstartedServer(&origin{doc: `{"flags":{}}`})
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			select {
+			case closed <- struct{}{}:
+			default:
+			}
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	src, err := NewHTTP(HTTPConfig{URL: srv.URL, PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- src.Run(ctx, rec) }()
+	rec.waitUpdate(t, `{"flags":{}}`)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(waitTimeout):
+		t.Fatal("the connection stayed open after Run returned")
 	}
 }
