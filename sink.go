@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -158,7 +157,11 @@ func (r *run) tooLarge(e *source.MessageTooLargeError) {
 	if r.p.origin.kind == originCustom {
 		fix = "raise the limit of the source (blob.WithMaxSize for an object)"
 	}
-	err := fmt.Errorf("%s: %s", strings.TrimPrefix(e.Error(), "source: "), fix)
+	size := fmt.Sprintf("is %d bytes, over", e.Size)
+	if e.Size < 0 {
+		size = "is over"
+	}
+	err := fmt.Errorf("the flag set from %s %s the limit of %d bytes: %s", e.Target, size, e.Limit, fix)
 	r.p.log.Error("flag set refused; the previous flags stay in force", slog.String("origin", e.Target),
 		slog.Int("size", e.Size), slog.Int("limit", e.Limit), slog.String("error", err.Error()))
 	r.p.stats.failed(err, true)

@@ -106,7 +106,7 @@ func quietChecksums(as func(any) bool) error {
 }
 
 func (f *fetcher) tooLarge(size int64) error {
-	return &source.MessageTooLargeError{Target: f.origin, Size: int(size), Limit: int(f.maxSize)}
+	return &source.MessageTooLargeError{Target: f.origin, Size: int(size), Limit: int(f.maxSize), Setting: "blob.WithMaxSize"}
 }
 
 // error classifies what the store answered, for a message that says what

@@ -68,17 +68,24 @@ func gracefulEnd(err error) bool {
 // delivered stay in force. A GRPC source asks again only after
 // RetryBackoffMax.
 type MessageTooLargeError struct {
-	Target string // the server or URL
+	Target string // the server, URL or object
 	Size   int    // the message's size in bytes, as the server announced it; -1 when unknown
-	Limit  int    // the source's MaxMessageSize or MaxBodySize
-	Err    error  // gRPC's status, or nil
+	Limit  int    // the source's bound
+	// Setting names the setting of the bound, for the message:
+	// "GRPCConfig.MaxMessageSize", "HTTPConfig.MaxBodySize"...
+	Setting string
+	Err     error // gRPC's status, or nil
 }
 
 func (e *MessageTooLargeError) Error() string {
+	msg := fmt.Sprintf("source: the flag set from %s is %d bytes, over the limit of %d bytes", e.Target, e.Size, e.Limit)
 	if e.Size < 0 {
-		return fmt.Sprintf("source: the flag set from %s is over the limit of %d bytes", e.Target, e.Limit)
+		msg = fmt.Sprintf("source: the flag set from %s is over the limit of %d bytes", e.Target, e.Limit)
 	}
-	return fmt.Sprintf("source: the flag set from %s is %d bytes, over the limit of %d bytes", e.Target, e.Size, e.Limit)
+	if e.Setting != "" {
+		msg += " (" + e.Setting + ")"
+	}
+	return msg
 }
 
 func (e *MessageTooLargeError) Unwrap() error { return e.Err }
@@ -95,7 +102,7 @@ func tooLargeError(err error, g *GRPC) *MessageTooLargeError {
 	if !found {
 		return nil
 	}
-	e := &MessageTooLargeError{Target: g.target, Limit: g.maxMessage, Err: err}
+	e := &MessageTooLargeError{Target: g.target, Limit: g.maxMessage, Setting: "GRPCConfig.MaxMessageSize", Err: err}
 	var limit int
 	if n, _ := fmt.Sscanf(after, "%d vs. %d)", &e.Size, &limit); n == 2 {
 		e.Limit = limit

@@ -323,7 +323,7 @@ func (f *httpFetcher) readBody(resp *http.Response) ([]byte, error) {
 		if resp.Uncompressed || resp.Header.Get("Content-Encoding") == "" {
 			size = int(resp.ContentLength)
 		}
-		return nil, &MessageTooLargeError{Target: f.origin, Size: size, Limit: int(f.maxBody)}
+		return nil, &MessageTooLargeError{Target: f.origin, Size: size, Limit: int(f.maxBody), Setting: "HTTPConfig.MaxBodySize"}
 	}
 	return buf.Bytes(), nil
 }
