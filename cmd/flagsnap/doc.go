@@ -7,11 +7,12 @@
 //	flagsnap serve FILE                    serve a watched file over flagd.sync.v1 (and HTTP)
 //	flagsnap usage FILE USAGE_JSON         the flags a service's usage snapshot shows stale
 //
-// Install it with
+// Install it from a checkout of the repository with
 //
-//	go install github.com/flagsnap/flagsnap/cmd/flagsnap@latest
+//	go install ./cmd/flagsnap
 //
-// or run it from a checkout with go run ./cmd/flagsnap. Every command
+// or run it with go run ./cmd/flagsnap. It is a module of its own, built
+// with the library beside it. Every command
 // explains itself with --help. Exit status 0 means success, 1 a negative
 // answer (an invalid file, a resolution that failed), 2 input that could
 // not be used (a missing file, an unknown flag, a bad option), and 130 an
