@@ -67,6 +67,13 @@ func TestUnusedVariablesAreLogged(t *testing.T) {
 				`variable=FLAGD_OFFLINE_FLAG_SOURCE_PATH value=` + path + ` reason="the flags come from the flags given with WithFlags, which does not read it"`,
 				`variable=FLAGD_OFFLINE_POLL_MS value=100 reason="the flags come from the flags given with WithFlags, which does not read it"`,
 			}},
+		{"a server's variables and a flag file with a URL",
+			map[string]string{EnvHost: "flagd.internal", EnvOfflineFlagSourcePath: path, EnvResolver: "in-process"}, []Option{WithURL("http://127.0.0.1:1/flags.json")},
+			[]string{
+				`variable=FLAGD_RESOLVER value=in-process reason="the options chose the URL http://127.0.0.1:1/flags.json"`,
+				`variable=FLAGD_OFFLINE_FLAG_SOURCE_PATH value=` + path + ` reason="the flags come from the URL http://127.0.0.1:1/flags.json, which does not read it"`,
+				`variable=FLAGD_HOST value=flagd.internal reason="the flags come from the URL http://127.0.0.1:1/flags.json, which does not read it"`,
+			}},
 		{"every variable in force",
 			map[string]string{EnvResolver: "in-process", EnvHost: "flagd.internal", EnvPort: "9000", EnvDeadlineMs: "100"}, nil, nil},
 		{"FromEnv given last: the variables win",
