@@ -10,7 +10,6 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"maps"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/flagsnap/flagsnap/evaluator"
+	"github.com/flagsnap/flagsnap/internal/jsonline"
 )
 
 const (
@@ -49,7 +49,7 @@ var (
 	debugTemplate = template.Must(template.New("debug").Funcs(template.FuncMap{
 		"when":    when,
 		"ago":     ago,
-		"compact": compactJSON,
+		"compact": jsonline.String,
 	}).Parse(debugHTML))
 )
 
@@ -290,16 +290,4 @@ func ago(t time.Time) string {
 		return "never"
 	}
 	return time.Since(t).Round(time.Second).String() + " ago"
-}
-
-// compactJSON is v as one line of JSON, for values and metadata; the
-// template escapes it.
-func compactJSON(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -1,12 +1,11 @@
 package evaluator
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/flagsnap/flagsnap/fractional"
+	"github.com/flagsnap/flagsnap/internal/jsonline"
 )
 
 // String renders the explanation as indented text: the answer, then one
@@ -17,7 +16,7 @@ func (x Explanation) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "flag %q (fractional %s): ", x.Flag, x.FractionalVersion)
 	if x.Variant != "" {
-		fmt.Fprintf(&b, "variant %q, value %s, ", x.Variant, shown(x.Value))
+		fmt.Fprintf(&b, "variant %q, value %s, ", x.Variant, jsonline.String(x.Value))
 	}
 	fmt.Fprintf(&b, "reason %s\n", x.Reason)
 	if x.Err != nil {
@@ -33,18 +32,18 @@ func writeStep(b *strings.Builder, s *Step, depth int) {
 	indent := strings.Repeat("  ", depth)
 	switch {
 	case s.Skipped && s.Op == "":
-		fmt.Fprintf(b, "%s%s (not evaluated)\n", indent, shown(s.Result))
+		fmt.Fprintf(b, "%s%s (not evaluated)\n", indent, jsonline.String(s.Result))
 		return
 	case s.Skipped:
 		fmt.Fprintf(b, "%s%s (not evaluated)\n", indent, s.Op)
 		return
 	case s.Op == "":
-		fmt.Fprintf(b, "%s%s\n", indent, shown(s.Result))
+		fmt.Fprintf(b, "%s%s\n", indent, jsonline.String(s.Result))
 		return
 	case s.Op == "var" && s.Var != "":
-		fmt.Fprintf(b, "%svar %s → %s\n", indent, s.Var, shown(s.Result))
+		fmt.Fprintf(b, "%svar %s → %s\n", indent, s.Var, jsonline.String(s.Result))
 	default:
-		fmt.Fprintf(b, "%s%s → %s\n", indent, s.Op, shown(s.Result))
+		fmt.Fprintf(b, "%s%s → %s\n", indent, s.Op, jsonline.String(s.Result))
 	}
 	for i := range s.Args {
 		a := &s.Args[i]
@@ -61,11 +60,11 @@ func writeStep(b *strings.Builder, s *Step, depth int) {
 func writeBucketing(b *strings.Builder, bk *Bucketing, indent string) {
 	switch {
 	case bk.Default && bk.Version == fractional.V3:
-		fmt.Fprintf(b, "%sbucketing value: [flag key, targeting key] = [%s, %s]\n", indent, shown(bk.FlagKey), shown(bk.TargetingKey))
+		fmt.Fprintf(b, "%sbucketing value: [flag key, targeting key] = [%s, %s]\n", indent, jsonline.String(bk.FlagKey), jsonline.String(bk.TargetingKey))
 	case bk.Default:
-		fmt.Fprintf(b, "%sbucketing value: flag key + targeting key = %s + %s\n", indent, shown(bk.FlagKey), shown(bk.TargetingKey))
+		fmt.Fprintf(b, "%sbucketing value: flag key + targeting key = %s + %s\n", indent, jsonline.String(bk.FlagKey), jsonline.String(bk.TargetingKey))
 	default:
-		fmt.Fprintf(b, "%sbucketing value: %s (%T)\n", indent, shown(bk.Value), bk.Value)
+		fmt.Fprintf(b, "%sbucketing value: %s (%T)\n", indent, jsonline.String(bk.Value), bk.Value)
 	}
 	if bk.NoInput != "" {
 		fmt.Fprintf(b, "%snothing hashed: %s\n", indent, bk.NoInput)
@@ -84,7 +83,7 @@ func writeBucketing(b *strings.Builder, bk *Bucketing, indent string) {
 	}
 	width := 0
 	for _, c := range bk.Buckets {
-		width = max(width, len(shown(c.Variant)))
+		width = max(width, len(jsonline.String(c.Variant)))
 	}
 	prec := 0 // v2 and v3 buckets are whole numbers
 	if bk.Version == fractional.V1 {
@@ -96,17 +95,6 @@ func writeBucketing(b *strings.Builder, bk *Bucketing, indent string) {
 		if i == bk.Selected {
 			mark = "→ "
 		}
-		fmt.Fprintf(b, "%s%s%-*s  weight %d  [%.*f, %.*f)\n", indent, mark, width, shown(c.Variant), c.Weight, prec, c.Start, prec, c.End)
+		fmt.Fprintf(b, "%s%s%-*s  weight %d  [%.*f, %.*f)\n", indent, mark, width, jsonline.String(c.Variant), c.Weight, prec, c.Start, prec, c.End)
 	}
-}
-
-// shown is x as compact JSON, for showing values in explanations.
-func shown(x any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(x); err != nil {
-		return fmt.Sprint(x)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -1,12 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/flagsnap/flagsnap/evaluator"
+	"github.com/flagsnap/flagsnap/internal/jsonline"
 )
 
 const evalUsage = `Usage: flagsnap eval FILE FLAG [--context JSON | --context-file F] [--type T]
@@ -110,7 +109,7 @@ func writeEval(w io.Writer, format, key string, r result, tree *evaluator.Explan
 func printResult(w io.Writer, r result) {
 	value := "(the caller's default)"
 	if r.Variant != "" && r.Error == "" {
-		value = compactJSON(r.Value)
+		value = jsonline.String(r.Value)
 	}
 	fmt.Fprintf(w, "value     %s\n", value)
 	if r.Variant != "" {
@@ -121,17 +120,6 @@ func printResult(w io.Writer, r result) {
 		fmt.Fprintf(w, "error     %s: %s\n", r.Error, r.Message)
 	}
 	if len(r.Metadata) > 0 {
-		fmt.Fprintf(w, "metadata  %s\n", compactJSON(r.Metadata))
+		fmt.Fprintf(w, "metadata  %s\n", jsonline.String(r.Metadata))
 	}
-}
-
-// compactJSON is v as one line of JSON (map keys sorted).
-func compactJSON(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
 }

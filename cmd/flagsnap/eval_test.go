@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flagsnap/flagsnap/internal/jsonline"
 )
 
 func TestEval(t *testing.T) {
@@ -99,8 +101,8 @@ func TestEvalJSON(t *testing.T) {
 		"flag": "max-items", "value": 50.0, "variant": "many", "reason": "TARGETING_MATCH",
 		"type": "int", "metadata": map[string]any{"flagSetId": "shop"},
 	}
-	if compactJSON(got) != compactJSON(want) {
-		t.Errorf("got %s\nwant %s", compactJSON(got), compactJSON(want))
+	if jsonline.String(got) != jsonline.String(want) {
+		t.Errorf("got %s\nwant %s", jsonline.String(got), jsonline.String(want))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/flagsnap/flagsnap/evaluator"
+	"github.com/flagsnap/flagsnap/internal/jsonline"
 )
 
 // fractionalWeights are the buckets of the first fractional operation the
@@ -50,5 +51,5 @@ func variantLabel(v any) string {
 	case nil:
 		return labelDefault
 	}
-	return compactJSON(v)
+	return jsonline.String(v)
 }
