@@ -19,6 +19,7 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 
 	"github.com/flagsnap/flagsnap/evaluator"
+	"github.com/flagsnap/flagsnap/internal/httporigin"
 	"github.com/flagsnap/flagsnap/source"
 )
 
@@ -571,7 +572,7 @@ func TestDebugRowVariantsBound(t *testing.T) {
 // A provider polling a URL shows its unchanged polls beside the flag
 // sets it received.
 func TestDebugPageShowsUnchangedPolls(t *testing.T) {
-	p, _, _, err := urlProvider(t, &flagOrigin{doc: flagsV1})
+	p, _, _, err := urlProvider(t, httporigin.New(httporigin.Document(flagsV1)))
 	if err != nil {
 		t.Fatalf("Init: %v", err)
 	}

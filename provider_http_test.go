@@ -10,53 +10,9 @@ import (
 	"time"
 
 	"github.com/open-feature/go-sdk/openfeature"
+
+	"github.com/flagsnap/flagsnap/internal/httporigin"
 )
-
-// flagOrigin is an HTTP server of flag documents with an ETag, whose
-// answer the test sets.
-type flagOrigin struct {
-	mu     sync.Mutex
-	doc    string
-	status int // 0: serve doc
-	polls  int
-}
-
-func (o *flagOrigin) set(doc string, status int) {
-	o.mu.Lock()
-	o.doc, o.status = doc, status
-	o.mu.Unlock()
-}
-
-func (o *flagOrigin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	o.mu.Lock()
-	doc, status := o.doc, o.status
-	o.polls++
-	o.mu.Unlock()
-	if status != 0 {
-		http.Error(w, "failing on purpose", status)
-		return
-	}
-	etag := `"` + shortDigest(doc) + `"`
-	w.Header().Set("ETag", etag)
-	if r.Header.Get("If-None-Match") == etag {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	w.Write([]byte(doc))
-}
-
-func shortDigest(s string) string {
-	const hex = "0123456789abcdef"
-	var h uint32 = 2166136261
-	for i := 0; i < len(s); i++ {
-		h = (h ^ uint32(s[i])) * 16777619
-	}
-	out := make([]byte, 8)
-	for i := range out {
-		out[i] = hex[h>>(28-4*uint(i))&0xf]
-	}
-	return string(out)
-}
 
 // urlProvider starts a provider polling o every 20ms; Init's error is
 // returned, not fatal.
@@ -74,7 +30,7 @@ func urlProvider(t *testing.T, o http.Handler, opts ...Option) (*Provider, *http
 }
 
 func TestURLServesFlagsAndSaysNothingWhileUnchanged(t *testing.T) {
-	o := &flagOrigin{doc: flagsV1}
+	o := httporigin.New(httporigin.Document(flagsV1))
 	p, srv, ev, err := urlProvider(t, o)
 	if err != nil {
 		t.Fatalf("Init: %v", err)
@@ -89,7 +45,7 @@ func TestURLServesFlagsAndSaysNothingWhileUnchanged(t *testing.T) {
 		t.Errorf("status %+v, want the URL, one set received and applied, serving", st)
 	}
 
-	o.set(flagsV2, 0)
+	o.Set(httporigin.Document(flagsV2))
 	if e := ev.next(); e.EventType != openfeature.ProviderConfigChange || !containsAll(strings.Join(e.FlagChanges, ","), "color") {
 		t.Fatalf("got %s %v, want CONFIGURATION_CHANGED naming color", e.EventType, e.FlagChanges)
 	}
@@ -99,12 +55,12 @@ func TestURLServesFlagsAndSaysNothingWhileUnchanged(t *testing.T) {
 }
 
 func TestURLOutageGoesStaleThenErrorThenReady(t *testing.T) {
-	o := &flagOrigin{doc: flagsV1}
+	o := httporigin.New(httporigin.Document(flagsV1))
 	p, _, ev, err := urlProvider(t, o, WithRetryGracePeriod(100*time.Millisecond))
 	if err != nil {
 		t.Fatalf("Init: %v", err)
 	}
-	o.set(flagsV1, http.StatusServiceUnavailable)
+	o.Set(httporigin.Failing(http.StatusServiceUnavailable))
 	if e := ev.next(); e.EventType != openfeature.ProviderStale || !strings.Contains(e.Message, "503 Service Unavailable") {
 		t.Fatalf("got %s %q, want STALE with the status", e.EventType, e.Message)
 	}
@@ -114,7 +70,7 @@ func TestURLOutageGoesStaleThenErrorThenReady(t *testing.T) {
 	if c := color(p); c != "red" {
 		t.Errorf("color %q during the outage, want the flags in force", c)
 	}
-	o.set(flagsV1, 0)
+	o.Set(httporigin.Document(flagsV1))
 	ev.recovered()
 	if st := p.SourceStatus(); st.Reconnects != 1 || st.State != SourceServing {
 		t.Errorf("status %+v, want one reconnect, serving", st)
@@ -124,12 +80,12 @@ func TestURLOutageGoesStaleThenErrorThenReady(t *testing.T) {
 func TestURLDocumentThatDoesNotLoadKeepsTheFlags(t *testing.T) {
 	for _, bad := range []string{"", "{not json", `{"flags": 5}`} {
 		t.Run(bad, func(t *testing.T) {
-			o := &flagOrigin{doc: flagsV1}
+			o := httporigin.New(httporigin.Document(flagsV1))
 			p, _, ev, err := urlProvider(t, o)
 			if err != nil {
 				t.Fatalf("Init: %v", err)
 			}
-			o.set(bad, 0)
+			o.Set(httporigin.Document(bad))
 			e := ev.next()
 			if e.EventType != openfeature.ProviderError || e.ErrorCode != openfeature.ParseErrorCode {
 				t.Fatalf("got %s %s %q, want ERROR with PARSE_ERROR", e.EventType, e.ErrorCode, e.Message)
@@ -142,7 +98,7 @@ func TestURLDocumentThatDoesNotLoadKeepsTheFlags(t *testing.T) {
 			if st := p.SourceStatus(); st.Rejected != 1 {
 				t.Errorf("rejected %d, want 1", st.Rejected)
 			}
-			o.set(flagsV2, 0)
+			o.Set(httporigin.Document(flagsV2))
 			ev.recovered("color", "limit", "old")
 		})
 	}
@@ -166,7 +122,7 @@ func TestURLInitErrorSaysWhatToChange(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := &flagOrigin{status: tt.status}
+			o := httporigin.New(httporigin.Failing(tt.status))
 			srv := httptest.NewServer(o)
 			defer srv.Close()
 			url := srv.URL + "/flags.json"
@@ -191,12 +147,12 @@ func TestURLInitErrorSaysWhatToChange(t *testing.T) {
 }
 
 func TestURLRecoversAfterAFailedInit(t *testing.T) {
-	o := &flagOrigin{status: http.StatusServiceUnavailable}
+	o := httporigin.New(httporigin.Failing(http.StatusServiceUnavailable))
 	p, _, ev, err := urlProvider(t, o, WithDeadline(100*time.Millisecond))
 	if err == nil {
 		t.Fatal("Init succeeded with the server failing")
 	}
-	o.set(flagsV1, 0)
+	o.Set(httporigin.Document(flagsV1))
 	if e := ev.next(); e.EventType != openfeature.ProviderReady {
 		t.Fatalf("got %s, want READY once the server answers", e.EventType)
 	}
@@ -265,7 +221,7 @@ func TestURLThroughTheGivenClient(t *testing.T) {
 		through.Do(func() { close(used) })
 		return http.DefaultTransport.RoundTrip(r)
 	})}
-	p, _, _, err := urlProvider(t, &flagOrigin{doc: flagsV1}, WithHTTPClient(client))
+	p, _, _, err := urlProvider(t, httporigin.New(httporigin.Document(flagsV1)), WithHTTPClient(client))
 	if err != nil {
 		t.Fatalf("Init: %v", err)
 	}

@@ -13,70 +13,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/flagsnap/flagsnap/internal/httporigin"
 )
-
-// origin is a test HTTP server whose answers the test sets.
-type origin struct {
-	mu         sync.Mutex
-	doc        string
-	etag       string
-	modified   string
-	status     int // 0: serve doc
-	retryAfter string
-	delay      time.Duration
-	requests   []*http.Request
-}
-
-func (o *origin) set(f func(o *origin)) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	f(o)
-}
-
-func (o *origin) seen() []*http.Request {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]*http.Request(nil), o.requests...)
-}
-
-func (o *origin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	o.mu.Lock()
-	o.requests = append(o.requests, r.Clone(context.Background()))
-	doc, etag, modified, status, retry, delay := o.doc, o.etag, o.modified, o.status, o.retryAfter, o.delay
-	o.mu.Unlock()
-	if delay > 0 {
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if status != 0 {
-		if retry != "" {
-			w.Header().Set("Retry-After", retry)
-		}
-		http.Error(w, "failing on purpose", status)
-		return
-	}
-	if etag != "" {
-		w.Header().Set("ETag", etag)
-		if r.Header.Get("If-None-Match") == etag {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-	}
-	if modified != "" {
-		w.Header().Set("Last-Modified", modified)
-		if r.Header.Get("If-Modified-Since") == modified {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-	}
-	fmt.Fprint(w, doc)
-}
 
 // runHTTP runs an HTTP source for cfg until the test ends.
 func runHTTP(t *testing.T, cfg HTTPConfig) *recorder {
@@ -107,14 +48,14 @@ func runHTTP(t *testing.T, cfg HTTPConfig) *recorder {
 }
 
 func TestHTTPPollsWithTheETag(t *testing.T) {
-	o := &origin{doc: `{"flags":{}}`, etag: `"v1"`}
+	o := httporigin.New(httporigin.Answer{Doc: `{"flags":{}}`, ETag: `"v1"`})
 	srv := httptest.NewServer(o)
 	defer srv.Close()
 	rec := runHTTP(t, HTTPConfig{URL: srv.URL + "/flags.json", PollInterval: 10 * time.Millisecond})
 
 	rec.waitUpdate(t, `{"flags":{}}`)
 	rec.waitFor(t, "two unchanged polls", func(c []call) bool { return count(c, "unchanged") >= 2 })
-	reqs := o.seen()
+	reqs := o.Requests()
 	if got := reqs[0].Header.Get("If-None-Match"); got != "" {
 		t.Errorf("first request: If-None-Match %q, want none", got)
 	}
@@ -122,7 +63,7 @@ func TestHTTPPollsWithTheETag(t *testing.T) {
 		t.Errorf("second request: If-None-Match %q, want the ETag of the first answer", got)
 	}
 
-	o.set(func(o *origin) { o.doc, o.etag = `{"flags":{"a":{}}}`, `"v2"` })
+	o.Set(httporigin.Answer{Doc: `{"flags":{"a":{}}}`, ETag: `"v2"`})
 	calls := rec.waitUpdate(t, `{"flags":{"a":{}}}`)
 	if n := count(calls, "update"); n != 2 {
 		t.Errorf("%d updates, want 2 (one per document): %v", n, calls)
@@ -133,12 +74,12 @@ func TestHTTPPollsWithTheETag(t *testing.T) {
 }
 
 func TestHTTPPollsWithLastModified(t *testing.T) {
-	o := &origin{doc: `{"flags":{}}`, modified: "Wed, 25 Nov 2026 10:00:00 GMT"}
+	o := httporigin.New(httporigin.Answer{Doc: `{"flags":{}}`, LastModified: "Wed, 25 Nov 2026 10:00:00 GMT"})
 	srv := httptest.NewServer(o)
 	defer srv.Close()
 	rec := runHTTP(t, HTTPConfig{URL: srv.URL, PollInterval: 10 * time.Millisecond})
 	rec.waitFor(t, "an unchanged poll", func(c []call) bool { return count(c, "unchanged") >= 1 })
-	if got := o.seen()[1].Header.Get("If-Modified-Since"); got != "Wed, 25 Nov 2026 10:00:00 GMT" {
+	if got := o.Requests()[1].Header.Get("If-Modified-Since"); got != "Wed, 25 Nov 2026 10:00:00 GMT" {
 		t.Errorf("If-Modified-Since %q, want the Last-Modified of the first answer", got)
 	}
 }
@@ -146,7 +87,7 @@ func TestHTTPPollsWithLastModified(t *testing.T) {
 // A server without validators answers 200 every time; the same document
 // is still no news.
 func TestHTTPSameDocumentIsUnchanged(t *testing.T) {
-	o := &origin{doc: `{"flags":{}}`}
+	o := httporigin.New(httporigin.Answer{Doc: `{"flags":{}}`})
 	srv := httptest.NewServer(o)
 	defer srv.Close()
 	rec := runHTTP(t, HTTPConfig{URL: srv.URL, PollInterval: 10 * time.Millisecond})
@@ -162,26 +103,26 @@ func TestHTTPSameDocumentIsUnchanged(t *testing.T) {
 func TestHTTPFailuresAreLossesUntilTheServerAnswers(t *testing.T) {
 	tests := []struct {
 		name    string
-		fail    func(o *origin)
+		fail    func(a *httporigin.Answer)
 		timeout time.Duration
 		want    string
 	}{
-		{"server error", func(o *origin) { o.status = http.StatusInternalServerError }, 0, "500 Internal Server Error"},
-		{"unavailable", func(o *origin) { o.status = http.StatusServiceUnavailable }, 0, "503 Service Unavailable"},
-		{"too many requests", func(o *origin) { o.status = http.StatusTooManyRequests }, 0, "429 Too Many Requests"},
-		{"not found", func(o *origin) { o.status = http.StatusNotFound }, 0, "404 Not Found"},
-		{"unauthorized", func(o *origin) { o.status = http.StatusUnauthorized }, 0, "401 Unauthorized"},
-		{"timeout", func(o *origin) { o.delay = time.Second }, 50 * time.Millisecond, "deadline exceeded"},
+		{"server error", func(a *httporigin.Answer) { a.Status = http.StatusInternalServerError }, 0, "500 Internal Server Error"},
+		{"unavailable", func(a *httporigin.Answer) { a.Status = http.StatusServiceUnavailable }, 0, "503 Service Unavailable"},
+		{"too many requests", func(a *httporigin.Answer) { a.Status = http.StatusTooManyRequests }, 0, "429 Too Many Requests"},
+		{"not found", func(a *httporigin.Answer) { a.Status = http.StatusNotFound }, 0, "404 Not Found"},
+		{"unauthorized", func(a *httporigin.Answer) { a.Status = http.StatusUnauthorized }, 0, "401 Unauthorized"},
+		{"timeout", func(a *httporigin.Answer) { a.Delay = time.Second }, 50 * time.Millisecond, "deadline exceeded"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := &origin{doc: `{"flags":{}}`, etag: `"v1"`}
+			o := httporigin.New(httporigin.Answer{Doc: `{"flags":{}}`, ETag: `"v1"`})
 			srv := httptest.NewServer(o)
 			defer srv.Close()
 			rec := runHTTP(t, HTTPConfig{URL: srv.URL + "/f", PollInterval: 20 * time.Millisecond, Timeout: tt.timeout})
 			rec.waitUpdate(t, `{"flags":{}}`)
 
-			o.set(tt.fail)
+			o.Update(tt.fail)
 			err := rec.waitLost(t)
 			if !strings.Contains(err.Error(), "GET "+srv.URL+"/f") || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("lost: %v, want the URL and %q", err, tt.want)
@@ -191,7 +132,7 @@ func TestHTTPFailuresAreLossesUntilTheServerAnswers(t *testing.T) {
 				t.Errorf("lost: %T, want an *HTTPError", err)
 			}
 
-			o.set(func(o *origin) { o.status, o.delay = 0, 0 })
+			o.Update(func(a *httporigin.Answer) { a.Status, a.Delay = 0, 0 })
 			calls := rec.waitUpdate(t, `{"flags":{}}`)
 			if n := count(calls, "lost"); n != 1 {
 				t.Errorf("%d losses reported, want 1 for one failure repeated: %v", n, calls)
@@ -218,7 +159,7 @@ func TestHTTPConnectionRefused(t *testing.T) {
 }
 
 func TestHTTPHonoursRetryAfter(t *testing.T) {
-	o := &origin{status: http.StatusServiceUnavailable, retryAfter: "1"}
+	o := httporigin.New(httporigin.Answer{Status: http.StatusServiceUnavailable, RetryAfter: "1"})
 	srv := httptest.NewServer(o)
 	defer srv.Close()
 	rec := runHTTP(t, HTTPConfig{URL: srv.URL, PollInterval: 10 * time.Millisecond})
@@ -226,9 +167,9 @@ func TestHTTPHonoursRetryAfter(t *testing.T) {
 	if !strings.Contains(err.Error(), "retry after 1s") {
 		t.Errorf("lost: %v, want the Retry-After in it", err)
 	}
-	o.set(func(o *origin) { o.status, o.doc = 0, `{"flags":{}}` })
+	o.Set(httporigin.Answer{Doc: `{"flags":{}}`})
 	rec.waitUpdate(t, `{"flags":{}}`)
-	reqs := o.seen()
+	reqs := o.Requests()
 	if len(reqs) != 2 {
 		t.Errorf("%d requests, want 2: the retry waits out Retry-After, 100 poll intervals", len(reqs))
 	}
@@ -262,7 +203,7 @@ func TestHTTPDecodesGzip(t *testing.T) {
 }
 
 func TestHTTPRedirects(t *testing.T) {
-	o := &origin{doc: `{"flags":{}}`}
+	o := httporigin.New(httporigin.Answer{Doc: `{"flags":{}}`})
 	final := httptest.NewServer(o)
 	defer final.Close()
 	// /r/N redirects to /r/N-1, and /r/0 to the document.
@@ -300,7 +241,7 @@ func TestHTTPRedirects(t *testing.T) {
 }
 
 func TestHTTPHeadersAndRotatedAuthorization(t *testing.T) {
-	o := &origin{doc: `{"flags":{}}`}
+	o := httporigin.New(httporigin.Answer{Doc: `{"flags":{}}`})
 	srv := httptest.NewServer(o)
 	defer srv.Close()
 	authFile := filepath.Join(t.TempDir(), "token")
@@ -313,7 +254,7 @@ func TestHTTPHeadersAndRotatedAuthorization(t *testing.T) {
 		AuthorizationFile: authFile,
 	})
 	rec.waitUpdate(t, `{"flags":{}}`)
-	first := o.seen()[0]
+	first := o.Requests()[0]
 	if got := first.Header.Get("Authorization"); got != "Bearer first-token" {
 		t.Errorf("Authorization %q, want a bare token sent as Bearer", got)
 	}
@@ -326,7 +267,7 @@ func TestHTTPHeadersAndRotatedAuthorization(t *testing.T) {
 	}
 	deadline := time.Now().Add(waitTimeout)
 	for {
-		reqs := o.seen()
+		reqs := o.Requests()
 		if reqs[len(reqs)-1].Header.Get("Authorization") == "Basic dXNlcjpwYXNz" {
 			break
 		}
@@ -345,7 +286,7 @@ func TestHTTPHeadersAndRotatedAuthorization(t *testing.T) {
 }
 
 func TestHTTPBoundsTheBody(t *testing.T) {
-	o := &origin{doc: `{"flags":{}}` + strings.Repeat(" ", 100)}
+	o := httporigin.New(httporigin.Answer{Doc: `{"flags":{}}` + strings.Repeat(" ", 100)})
 	srv := httptest.NewServer(o)
 	defer srv.Close()
 	rec := runHTTP(t, HTTPConfig{URL: srv.URL, PollInterval: time.Hour, MaxBodySize: 50})
@@ -357,7 +298,7 @@ func TestHTTPBoundsTheBody(t *testing.T) {
 }
 
 func TestHTTPTrustsTheCAFile(t *testing.T) {
-	srv := httptest.NewTLSServer(&origin{doc: `{"flags":{}}`})
+	srv := httptest.NewTLSServer(httporigin.New(httporigin.Answer{Doc: `{"flags":{}}`}))
 	defer srv.Close()
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
 	block := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
@@ -450,7 +391,7 @@ func TestPollBackoffDoublesUpToTheInterval(t *testing.T) {
 // connection closed.
 func TestHTTPClosesItsConnectionsWhenItStops(t *testing.T) {
 	closed := make(chan struct{}, 1)
-	srv := httptest.NewUnstartedServer(&origin{doc: `{"flags":{}}`})
+	srv := httptest.NewUnstartedServer(httporigin.New(httporigin.Answer{Doc: `{"flags":{}}`}))
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateClosed {
 			select {

@@ -419,6 +419,21 @@ func TestCurrentTag(t *testing.T) {
 
 var httpLine = regexp.MustCompile(`serving \S+ over HTTP on (http://\S+/flags\.json)\n`)
 
+// httpURL waits for serve to say where it serves the flags over HTTP, and
+// returns that address.
+func (r *serveRun) httpURL(t *testing.T) string {
+	t.Helper()
+	var url string
+	waitFor(t, "the HTTP address", func() bool {
+		m := httpLine.FindStringSubmatch(r.stdout.String())
+		if m != nil {
+			url = m[1]
+		}
+		return m != nil
+	})
+	return url
+}
+
 // httpClient asks over TCP, leaving Accept-Encoding to the test.
 func httpClient(t *testing.T) *http.Client {
 	t.Helper()
@@ -474,14 +489,7 @@ func TestServeHTTP(t *testing.T) {
 		writeFile(t, filepath.Join(dir, name), doc)
 	}
 	r := startServe(t, filepath.Join(dir, "A.json"), "--addr", "127.0.0.1:0", "--selector-dir", dir, "--http", "127.0.0.1:0")
-	var base string
-	waitFor(t, "the HTTP address", func() bool {
-		m := httpLine.FindStringSubmatch(r.stdout.String())
-		if m != nil {
-			base = m[1]
-		}
-		return m != nil
-	})
+	base := r.httpURL(t)
 	if !strings.HasPrefix(base, "http://127.0.0.1:") {
 		t.Fatalf("serving HTTP on %s", base)
 	}

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,58 +14,19 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 
 	"github.com/flagsnap/flagsnap"
+	"github.com/flagsnap/flagsnap/internal/httporigin"
 )
-
-// origin serves one flag document with an ETag, and counts requests and
-// the headers they carried.
-type origin struct {
-	mu     sync.Mutex
-	doc    string
-	status int
-	keys   []string // each request's X-Api-Key
-}
-
-func (o *origin) set(doc string, status int) {
-	o.mu.Lock()
-	o.doc, o.status = doc, status
-	o.mu.Unlock()
-}
-
-func (o *origin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	o.mu.Lock()
-	doc, status := o.doc, o.status
-	o.keys = append(o.keys, r.Header.Get("X-Api-Key"))
-	o.mu.Unlock()
-	if status != 0 {
-		http.Error(w, "failing on purpose", status)
-		return
-	}
-	etag := `"` + etagOf(doc, false)[1:9] + `"`
-	w.Header().Set("ETag", etag)
-	if r.Header.Get("If-None-Match") == etag {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	w.Write([]byte(doc))
-}
 
 // serve follows a URL as it follows a file: its document is served at
 // once, its changes are pushed to the streams and over HTTP, and its
 // failures leave the last good flags served.
 func TestServeFollowsAURL(t *testing.T) {
-	o := &origin{doc: colorDoc("red")}
+	o := httporigin.New(httporigin.Document(colorDoc("red")))
 	up := httptest.NewServer(o)
 	defer up.Close()
 	r := startServe(t, up.URL+"/flags.json", "--addr", "127.0.0.1:0", "--http", "127.0.0.1:0",
 		"--poll-interval", "20ms", "--header", "X-Api-Key: k1")
-	var base string
-	waitFor(t, "the HTTP address", func() bool {
-		m := httpLine.FindStringSubmatch(r.stdout.String())
-		if m != nil {
-			base = m[1]
-		}
-		return m != nil
-	})
+	base := r.httpURL(t)
 
 	follower := connect(t, flagsnap.WithHost("127.0.0.1"), flagsnap.WithPort(r.port(t)))
 	poller, err := flagsnap.NewProvider(flagsnap.WithURL(base), flagsnap.WithPollInterval(20*time.Millisecond))
@@ -83,7 +43,7 @@ func TestServeFollowsAURL(t *testing.T) {
 		}
 	}
 
-	o.set(colorDoc("blue"), 0)
+	o.Set(httporigin.Document(colorDoc("blue")))
 	nextEvent(t, follower, openfeature.ProviderConfigChange)
 	nextEvent(t, poller, openfeature.ProviderConfigChange)
 	for name, p := range map[string]*flagsnap.Provider{"stream": follower, "HTTP": poller} {
@@ -92,19 +52,21 @@ func TestServeFollowsAURL(t *testing.T) {
 		}
 	}
 
-	o.set("", http.StatusServiceUnavailable)
+	o.Set(httporigin.Failing(http.StatusServiceUnavailable))
 	waitFor(t, "the origin's failure reported", func() bool { return strings.Contains(r.stdout.String(), "503 Service Unavailable") })
 	noEvent(t, follower, 100*time.Millisecond)
 	if got := str(follower, "color", nil); got != "blue" {
 		t.Errorf("color %q while the origin fails, want the last good flags", got)
 	}
-	o.mu.Lock()
-	for _, k := range o.keys {
-		if k != "k1" {
+	reqs := o.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("no request reached the origin")
+	}
+	for _, r := range reqs {
+		if k := r.Header.Get("X-Api-Key"); k != "k1" {
 			t.Errorf("a request to the origin carried X-Api-Key %q, want k1", k)
 		}
 	}
-	o.mu.Unlock()
 }
 
 // An origin that cannot be read at start is bad input, reported before
