@@ -127,13 +127,9 @@ func newHTTPFetcher(cfg HTTPConfig) (*httpFetcher, error) {
 	case cfg.MaxBodySize < 0:
 		return nil, fmt.Errorf("source: HTTPConfig.MaxBodySize must not be negative, got %d", cfg.MaxBodySize)
 	}
-	client, err := httpClient(cfg)
+	client, own, err := httpClient(cfg)
 	if err != nil {
 		return nil, err
-	}
-	own, _ := client.Transport.(*http.Transport)
-	if cfg.Client != nil {
-		own = nil
 	}
 	return &httpFetcher{
 		own:      own,
@@ -200,24 +196,25 @@ func isTokenChar(r rune) bool {
 
 // httpClient is the client the requests go through: the configured one,
 // or one of the source's own trusting CACertPath, either way with the
-// redirect policy.
-func httpClient(cfg HTTPConfig) (*http.Client, error) {
-	var c http.Client
+// redirect policy; own is the transport of the source's own client, nil
+// for the configured one.
+func httpClient(cfg HTTPConfig) (c *http.Client, own *http.Transport, err error) {
+	c = &http.Client{}
 	switch {
 	case cfg.Client != nil && cfg.CACertPath != "":
-		return nil, errors.New("source: HTTPConfig.CACertPath and HTTPConfig.Client given together: set the certificate authorities in the client's transport")
+		return nil, nil, errors.New("source: HTTPConfig.CACertPath and HTTPConfig.Client given together: set the certificate authorities in the client's transport")
 	case cfg.Client != nil:
-		c = *cfg.Client
+		*c = *cfg.Client
 	default:
-		t := http.DefaultTransport.(*http.Transport).Clone()
+		own = http.DefaultTransport.(*http.Transport).Clone()
 		if cfg.CACertPath != "" {
 			pool, err := loadCAPool(cfg.CACertPath)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
+			own.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
 		}
-		c.Transport = t
+		c.Transport = own
 	}
 	theirs := c.CheckRedirect
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
@@ -229,7 +226,7 @@ func httpClient(cfg HTTPConfig) (*http.Client, error) {
 		}
 		return nil
 	}
-	return &c, nil
+	return c, own, nil
 }
 
 // checkRedirect follows at most maxRedirects redirects, and none from
