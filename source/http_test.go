@@ -421,3 +421,24 @@ func TestHTTPClosesItsConnectionsWhenItStops(t *testing.T) {
 		t.Fatal("the connection stayed open after Run returned")
 	}
 }
+
+// The second poll of each source falls anywhere in the first interval, and
+// every later wait is the interval give or take a tenth: a fleet started
+// together spreads out.
+func TestPollPhaseAndSpread(t *testing.T) {
+	const interval = time.Second
+	lo, hi := interval, time.Duration(0)
+	for range 200 {
+		d := randomPhase(interval)
+		if d <= 0 || d > interval {
+			t.Fatalf("random phase %v, want in (0, %v]", d, interval)
+		}
+		lo, hi = min(lo, d), max(hi, d)
+		if s := spread(interval); s < interval-interval/10 || s > interval+interval/10 {
+			t.Fatalf("spread %v, want %v give or take a tenth", s, interval)
+		}
+	}
+	if lo > interval/4 || hi < 3*interval/4 {
+		t.Errorf("200 random phases in [%v, %v], want them across the interval", lo, hi)
+	}
+}

@@ -140,9 +140,7 @@ func (p *Poll) Run(ctx context.Context, sink Sink) error {
 	}
 	wait := r.poll(ctx)
 	if r.failures == 0 {
-		// The random phase: the next poll lands anywhere in the first
-		// interval.
-		wait = time.Duration(rand.Int64N(int64(p.interval))) + 1
+		wait = randomPhase(p.interval)
 	}
 	for sleep(ctx, wait) {
 		wait = r.poll(ctx)
@@ -243,6 +241,12 @@ func (r *poller) backoff() time.Duration {
 		d *= 2
 	}
 	return min(spread(d), r.p.interval)
+}
+
+// randomPhase is the wait before the second poll: anywhere in the first
+// interval, so that a fleet started together polls at its own phases.
+func randomPhase(interval time.Duration) time.Duration {
+	return time.Duration(rand.Int64N(int64(interval))) + 1
 }
 
 // spread returns d give or take pollJitter of it, and at least a
