@@ -39,21 +39,7 @@ func BenchmarkGRPCLoad(b *testing.B) {
 			if err := srv.ListenTCP("127.0.0.1:0"); err != nil {
 				b.Fatal(err)
 			}
-			var steady, peak uint64
-			for b.Loop() {
-				b.StopTimer()
-				base := heapInUse()
-				watch := startPeakWatch()
-				b.StartTimer()
-				p := follow(b, srv.Port())
-				b.StopTimer()
-				peak = watch.stop() - base
-				steady = heapInUse() - base
-				p.Shutdown()
-				b.StartTimer()
-			}
-			b.ReportMetric(float64(steady)/(1<<20), "steady-MiB")
-			b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+			loadWithHeap(b, func() func() { return follow(b, srv.Port()).Shutdown })
 		})
 	}
 }
@@ -68,6 +54,30 @@ func follow(b *testing.B, port int) *flagsnap.Provider {
 		b.Fatal(err)
 	}
 	return p
+}
+
+// loadWithHeap times load in b's loop, and reports the heap what it made
+// holds once done, after garbage collection (steady-MiB), and the most the
+// heap held while it ran (peak-MiB), both above the heap before. release,
+// which load returns, frees what it made, untimed. It returns the steady
+// heap in bytes.
+func loadWithHeap(b *testing.B, load func() (release func())) uint64 {
+	var steady, peak uint64
+	for b.Loop() {
+		b.StopTimer()
+		base := heapInUse()
+		watch := startPeakWatch()
+		b.StartTimer()
+		release := load()
+		b.StopTimer()
+		peak = watch.stop() - base
+		steady = heapInUse() - base
+		release()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(steady)/(1<<20), "steady-MiB")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+	return steady
 }
 
 // peakWatch samples the heap every few milliseconds: the runtime keeps no

@@ -26,12 +26,7 @@ func BenchmarkHTTPLoad(b *testing.B) {
 				w.Write(doc)
 			}))
 			defer srv.Close()
-			var steady, peak uint64
-			for b.Loop() {
-				b.StopTimer()
-				base := heapInUse()
-				watch := startPeakWatch()
-				b.StartTimer()
+			loadWithHeap(b, func() func() {
 				p, err := flagsnap.NewProvider(flagsnap.WithoutEnv(), flagsnap.WithURL(srv.URL), flagsnap.WithDeadline(time.Minute))
 				if err != nil {
 					b.Fatal(err)
@@ -39,14 +34,8 @@ func BenchmarkHTTPLoad(b *testing.B) {
 				if err := p.Init(openfeature.EvaluationContext{}); err != nil {
 					b.Fatal(err)
 				}
-				b.StopTimer()
-				peak = watch.stop() - base
-				steady = heapInUse() - base
-				p.Shutdown()
-				b.StartTimer()
-			}
-			b.ReportMetric(float64(steady)/(1<<20), "steady-MiB")
-			b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+				return p.Shutdown
+			})
 			b.ReportMetric(float64(len(doc))/(1<<20), "doc-MiB")
 		})
 	}

@@ -120,24 +120,13 @@ func BenchmarkLoad(b *testing.B) {
 				}
 				return
 			}
-			var steady, peak uint64
-			for b.Loop() {
-				b.StopTimer()
-				base := heapInUse()
-				watch := startPeakWatch()
-				b.StartTimer()
+			steady := loadWithHeap(b, func() func() {
 				set, err := evaluator.Load(doc)
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.StopTimer()
-				peak = watch.stop() - base
-				steady = heapInUse() - base
-				runtime.KeepAlive(set)
-				b.StartTimer()
-			}
-			b.ReportMetric(float64(steady)/(1<<20), "steady-MiB")
-			b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+				return func() { runtime.KeepAlive(set) }
+			})
 			b.ReportMetric(float64(steady)/float64(n), "steady-B/flag")
 		})
 	}
