@@ -28,10 +28,6 @@ const (
 // keys, past the limit are summed.
 const otherKey = "_other"
 
-// otherError is the error.type of failures whose code is not known: the
-// semantic conventions' fallback.
-const otherError = "_OTHER"
-
 // provider is the attribute every series carries.
 var provider = attribute.String(providerAttr, flagsnap.Name)
 
@@ -154,11 +150,6 @@ func observeFlag(o metric.Observer, inst metric.Int64ObservableCounter, key stri
 	for code, n := range f.ErrorCodes {
 		o.ObserveInt64(inst, count(n), withError(key, strings.ToLower(code)))
 		failed += n
-	}
-	// Errors not split by code (a snapshot read from an older JSON).
-	if f.Errors > failed {
-		o.ObserveInt64(inst, count(f.Errors-failed), withError(key, otherError))
-		failed = f.Errors
 	}
 	if rest := f.Evaluations - min(served+failed, f.Evaluations); rest > 0 || f.Evaluations == 0 {
 		o.ObserveInt64(inst, count(rest), withKey(key))
