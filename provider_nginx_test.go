@@ -60,7 +60,7 @@ func startNginx(t *testing.T, token string) nginxServer {
 		t.Fatal(err)
 	}
 	port := freePort(t)
-	conf := fmt.Sprintf(nginxConf, dir, dir, dir, dir, dir, dir, dir, port, www, token)
+	conf := fmt.Sprintf(nginxConf, dir, port, www, token)
 	confPath := filepath.Join(dir, "nginx.conf")
 	writeFile(t, confPath, conf)
 
@@ -107,29 +107,30 @@ func startNginx(t *testing.T, token string) nginxServer {
 }
 
 // nginxConf runs one process as the user of the test, with every path in
-// the test's directory.
+// the test's directory (1), listening on a port (2), serving a root (3),
+// and /private/ to the bearer of a token (4).
 const nginxConf = `daemon off;
 master_process off;
-pid %s/nginx.pid;
+pid %[1]s/nginx.pid;
 error_log stderr warn;
 events { worker_connections 64; }
 http {
 	log_format statuses '$status $sent_http_content_encoding';
-	access_log %s/access.log statuses;
-	client_body_temp_path %s/body;
-	proxy_temp_path %s/proxy;
-	fastcgi_temp_path %s/fastcgi;
-	uwsgi_temp_path %s/uwsgi;
-	scgi_temp_path %s/scgi;
+	access_log %[1]s/access.log statuses;
+	client_body_temp_path %[1]s/body;
+	proxy_temp_path %[1]s/proxy;
+	fastcgi_temp_path %[1]s/fastcgi;
+	uwsgi_temp_path %[1]s/uwsgi;
+	scgi_temp_path %[1]s/scgi;
 	types { application/json json; }
 	gzip on;
 	gzip_types application/json;
 	gzip_min_length 1;
 	server {
-		listen 127.0.0.1:%d;
-		root %s;
+		listen 127.0.0.1:%[2]d;
+		root %[3]s;
 		location /private/ {
-			if ($http_authorization != "Bearer %s") { return 401; }
+			if ($http_authorization != "Bearer %[4]s") { return 401; }
 		}
 	}
 }
@@ -208,13 +209,13 @@ func TestURLFromNginxGzipped(t *testing.T) {
 	writeFile(t, filepath.Join(ng.www, "flags.json"), flagsV1)
 	for _, tt := range []struct {
 		name string
-		opt  Option
+		opts []Option
 	}{
-		{"transport asks", WithPollInterval(time.Hour)},
-		{"header asks", WithHTTPHeader("Accept-Encoding", "gzip")},
+		{"transport asks", nil},
+		{"header asks", []Option{WithHTTPHeader("Accept-Encoding", "gzip")}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := NewProvider(WithURL(ng.url+"/flags.json"), tt.opt)
+			p, err := NewProvider(append([]Option{WithURL(ng.url + "/flags.json")}, tt.opts...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
