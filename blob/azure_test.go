@@ -68,18 +68,7 @@ func azureStore(t *testing.T) *store {
 
 	const container = "flags"
 	prefix := azuriteAccount + "/" + container
-	reqs := newRequests(func(r *http.Request) (string, bool, bool) {
-		key := pathKey(r.URL.Path, prefix)
-		switch {
-		case key == "":
-			return "", false, false
-		case r.Method == http.MethodHead:
-			return key, false, true
-		case r.Method == http.MethodGet:
-			return key, true, true
-		}
-		return "", false, false
-	})
+	reqs := newRequests(headOrGet(prefix))
 	proxy := azuriteProxy(t, addr)
 	srv := serve(t, reqs.wrap(proxy))
 	proxyAddr := strings.TrimPrefix(srv.URL, "http://")

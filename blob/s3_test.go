@@ -1,7 +1,6 @@
 package blob_test
 
 import (
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -20,18 +19,7 @@ func s3Store(t *testing.T) *store {
 	if err := backend.CreateBucket(bucket); err != nil {
 		t.Fatal(err)
 	}
-	reqs := newRequests(func(r *http.Request) (string, bool, bool) {
-		key := pathKey(r.URL.Path, bucket)
-		switch {
-		case key == "":
-			return "", false, false
-		case r.Method == http.MethodHead:
-			return key, false, true
-		case r.Method == http.MethodGet:
-			return key, true, true
-		}
-		return "", false, false
-	})
+	reqs := newRequests(headOrGet(bucket))
 	srv := serve(t, reqs.wrap(gofakes3.New(backend).Server()))
 	query := url.Values{
 		"endpoint":       {srv.URL},

@@ -57,6 +57,24 @@ func (c *requests) wrap(h http.Handler) http.Handler {
 	})
 }
 
+// headOrGet classifies the requests of a store that reads an object's
+// attributes with HEAD /PREFIX/KEY and downloads it with GET, as S3 and
+// Azure do.
+func headOrGet(prefix string) func(r *http.Request) (string, bool, bool) {
+	return func(r *http.Request) (string, bool, bool) {
+		key := pathKey(r.URL.Path, prefix)
+		switch {
+		case key == "":
+			return "", false, false
+		case r.Method == http.MethodHead:
+			return key, false, true
+		case r.Method == http.MethodGet:
+			return key, true, true
+		}
+		return "", false, false
+	}
+}
+
 // counts returns the attribute reads and downloads of key so far.
 func (c *requests) counts(key string) (attrs, downloads int) {
 	c.mu.Lock()
