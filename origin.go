@@ -55,7 +55,7 @@ func (p *Provider) describeOrigin() origin {
 		case *source.GRPC:
 			return origin{kind: originServer, name: s.Target(), description: "the sync server at " + s.Target()}
 		case *source.HTTP:
-			return origin{kind: originURL, name: s.URL(), description: "the URL " + s.URL()}
+			return origin{kind: originURL, name: s.Origin(), description: "the URL " + s.Origin()}
 		case interface{ Origin() string }:
 			// Sources of other modules (object storage) name their origin.
 			return origin{kind: originCustom, name: s.Origin(), description: s.Origin()}

@@ -97,9 +97,6 @@ func (h *HTTP) Run(ctx context.Context, sink Sink) error {
 	return h.Poll.Run(ctx, sink)
 }
 
-// URL returns the document's address, with any password in it replaced
-// by "xxxxx", as messages show it.
-func (h *HTTP) URL() string { return h.fetch.origin }
 
 // httpFetcher makes the requests of an HTTP source.
 type httpFetcher struct {
