@@ -97,7 +97,6 @@ func (h *HTTP) Run(ctx context.Context, sink Sink) error {
 	return h.Poll.Run(ctx, sink)
 }
 
-
 // httpFetcher makes the requests of an HTTP source.
 type httpFetcher struct {
 	url      string // as configured, for the requests
