@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -467,8 +468,21 @@ func TestGRPCStreamEndedByServer(t *testing.T) {
 	t.Cleanup(srv.Stop)
 
 	h := startGRPC(t, GRPCConfig{TargetURI: "passthrough:///" + lis.Addr().String()})
-	h.rec.waitUpdate(t, docA)
-	lost := h.rec.waitLost(t)
+	// The server ends every stream, and the source opens another at once:
+	// updates and losses alternate too fast to catch either as the latest
+	// call, so the wait is for an update followed by a loss.
+	var lost error
+	h.rec.waitFor(t, fmt.Sprintf("update(%q) then a loss", docA), func(calls []call) bool {
+		for i, c := range calls {
+			if c.kind == "update" && c.flags == docA {
+				if j := slices.IndexFunc(calls[i+1:], func(c call) bool { return c.kind == "lost" }); j >= 0 {
+					lost = calls[i+1+j].err
+					return true
+				}
+			}
+		}
+		return false
+	})
 	if code := status.Code(lost); code != codes.Unavailable {
 		t.Errorf("Lost(%v): code %v, want Unavailable", lost, code)
 	}
