@@ -93,8 +93,8 @@ const (
 	DefaultDeadline          = flagddefault.Deadline         // 500ms
 	DefaultStreamDeadline    = flagddefault.StreamDeadline   // 600s
 	DefaultRetryBackoff      = flagddefault.RetryBackoff     // 1s
-	DefaultRetryBackoffMax   = flagddefault.RetryBackoffMax  // 12s
-	DefaultRetryGracePeriod  = flagddefault.RetryGracePeriod // 5s
+	DefaultRetryBackoffMax   = flagddefault.RetryBackoffMax  // 5s
+	DefaultRetryGracePeriod  = flagddefault.RetryGracePeriod // 10s
 	DefaultFilePollInterval  = flagddefault.FilePollInterval // 5s
 	DefaultPollInterval      = flagddefault.PollInterval     // 5s
 	DefaultMaxMessageSize    = flagddefault.MaxMessageSize   // 1 GiB

@@ -260,7 +260,7 @@ func WithDeadline(d time.Duration) Option {
 }
 
 // WithRetryGracePeriod sets how long a lost source stays STALE before the
-// provider reports ERROR (default 5s). Flags keep being served throughout.
+// provider reports ERROR (default 10s). Flags keep being served throughout.
 func WithRetryGracePeriod(d time.Duration) Option {
 	return durationOption("WithRetryGracePeriod", d, true, func(c *Config) *time.Duration { return &c.RetryGracePeriod })
 }
@@ -401,7 +401,7 @@ func WithStreamDeadline(d time.Duration) Option {
 }
 
 // WithRetryBackoff paces reconnecting to a lost server (defaults 1s and
-// 12s): the first attempt comes after initial/4, then every initial/2
+// 5s): the first attempt comes after initial/4, then every initial/2
 // while the outage is young, then every sixteenth of the outage's age, up
 // to max. A server back after a restart is found within a second, and a
 // long outage is asked less and less often.

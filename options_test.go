@@ -84,8 +84,8 @@ func TestDefaults(t *testing.T) {
 	}
 	want := Config{
 		Resolver: ResolverRPC, Host: "localhost", Port: 8013, Deadline: 500 * time.Millisecond,
-		StreamDeadline: 600 * time.Second, RetryBackoff: time.Second, RetryBackoffMax: 12 * time.Second,
-		RetryGracePeriod: 5 * time.Second, OfflinePollInterval: 5 * time.Second, FractionalVersion: fractional.V2,
+		StreamDeadline: 600 * time.Second, RetryBackoff: time.Second, RetryBackoffMax: 5 * time.Second,
+		RetryGracePeriod: 10 * time.Second, OfflinePollInterval: 5 * time.Second, FractionalVersion: fractional.V2,
 		MaxMessageSize: 1 << 30, PollInterval: 5 * time.Second,
 	}
 	if !sameConfig(c, want) {

@@ -22,7 +22,7 @@ import (
 // Provider settings for every scenario. The testbed's lifecycle scenarios
 // lose the connection for 1s, 3s, 5s or 6s and expect STALE at once, ERROR
 // after 3s ("ready -> error -> ready") but none after 1s, and READY when it
-// returns. flagd's defaults (5s grace, 1s-12s backoff) would report no
+// returns. flagd's defaults (10s grace, 1s-5s backoff) would report no
 // ERROR within a 3s loss and could take seconds to notice the server is
 // back; a 2s grace period sits between the 1s and 3s losses, and a short
 // backoff finds a restarted server within a fraction of a second.

@@ -110,7 +110,7 @@ type GRPCConfig struct {
 	// catches connections that died silently.
 	StreamDeadline time.Duration
 	// RetryBackoff and RetryBackoffMax pace reconnecting; defaults 1s and
-	// 12s (or RetryBackoff, if longer). The first attempt after a loss
+	// 5s (or RetryBackoff, if longer). The first attempt after a loss
 	// comes after RetryBackoff/4, so that a server restarting quickly is
 	// found at once; then every sixteenth of the outage's age, at least
 	// RetryBackoff/2 and at most RetryBackoffMax, so that a long outage is

@@ -28,18 +28,17 @@ func TestGRPCRetryDelay(t *testing.T) {
 		}
 		// The first attempt comes at once; for the first 8s of an outage
 		// the attempts come every 500ms, so a server back within the
-		// provider's 5s grace period is found within a second, and so is
-		// one back a little after it. Then a sixteenth of the outage's
-		// age, up to 12s, each give or take 20%.
+		// provider's 10s grace period is found within a second. Then a
+		// sixteenth of the outage's age, up to 5s, each give or take 20%.
 		within(t, g, 0, 0, 200*ms, 300*ms)
 		within(t, g, 1, 300*ms, 400*ms, 600*ms)
 		within(t, g, 5, 4*time.Second, 400*ms, 600*ms)
 		within(t, g, 12, 8*time.Second, 400*ms, 600*ms)
 		within(t, g, 14, 10*time.Second, 500*ms, 750*ms)
 		within(t, g, 30, 32*time.Second, 1600*ms, 2400*ms)
-		within(t, g, 40, 96*time.Second, 4800*ms, 7200*ms)
-		within(t, g, 60, 192*time.Second, 9600*ms, 14400*ms)
-		within(t, g, 1000, time.Hour, 9600*ms, 14400*ms)
+		within(t, g, 35, 64*time.Second, 3200*ms, 4800*ms)
+		within(t, g, 40, 96*time.Second, 4000*ms, 6000*ms)
+		within(t, g, 1000, time.Hour, 4000*ms, 6000*ms)
 	})
 
 	t.Run("the first attempt ignores the age", func(t *testing.T) {

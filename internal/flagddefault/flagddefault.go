@@ -13,8 +13,11 @@ const (
 	Deadline         = 500 * time.Millisecond
 	StreamDeadline   = 600 * time.Second
 	RetryBackoff     = 1 * time.Second
-	RetryBackoffMax  = 12 * time.Second
-	RetryGracePeriod = 5 * time.Second
+	// RetryBackoffMax and RetryGracePeriod follow flagd's provider
+	// specification since 2026-08-17 (flagd issue 2027): with the older
+	// 12 s and 5 s, a server restarted within seconds became an ERROR.
+	RetryBackoffMax  = 5 * time.Second
+	RetryGracePeriod = 10 * time.Second
 	FilePollInterval = 5 * time.Second
 	PollInterval     = 5 * time.Second // of a URL or an object, as flagd's http sync
 	// MaxMessageSize is 1 GiB, far above gRPC's own 4 MiB, which large
