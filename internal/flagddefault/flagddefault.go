@@ -7,12 +7,12 @@ package flagddefault
 import "time"
 
 const (
-	Host             = "localhost"
-	RPCPort          = 8013 // flagd's evaluation port
-	InProcessPort    = 8015 // flagd's sync port
-	Deadline         = 500 * time.Millisecond
-	StreamDeadline   = 600 * time.Second
-	RetryBackoff     = 1 * time.Second
+	Host           = "localhost"
+	RPCPort        = 8013 // flagd's evaluation port
+	InProcessPort  = 8015 // flagd's sync port
+	Deadline       = 500 * time.Millisecond
+	StreamDeadline = 600 * time.Second
+	RetryBackoff   = 1 * time.Second
 	// RetryBackoffMax and RetryGracePeriod follow flagd's provider
 	// specification since 2026-08-17 (flagd issue 2027): with the older
 	// 12 s and 5 s, a server restarted within seconds became an ERROR.
