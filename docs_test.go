@@ -31,7 +31,7 @@ const noCompile = "<!-- no-compile -->"
 
 // markdownFiles lists the repository's Markdown files, relative to its
 // root, skipping what the go command skips too (testdata, names starting
-// with "." or "_").
+// with "." or "_") and the npm packages installed for browser tests.
 func markdownFiles(t *testing.T) []string {
 	t.Helper()
 	var files []string
@@ -41,7 +41,7 @@ func markdownFiles(t *testing.T) []string {
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if path != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata") {
+			if path != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "node_modules") {
 				return filepath.SkipDir
 			}
 			return nil

@@ -6,6 +6,7 @@ package flagsnap
 import (
 	"maps"
 	"slices"
+	"sync/atomic"
 
 	"github.com/flagsnap/flagsnap/evaluator"
 	"github.com/flagsnap/flagsnap/internal/usage"
@@ -63,6 +64,12 @@ type inForce struct {
 	set    *evaluator.FlagSet
 	counts *usage.Table
 	doc    []byte
+	// version counts the flag sets put in force since the provider was
+	// built: it names the snapshot in OFREP's event stream.
+	version uint64
+	// sorted is the flags' indexes in key order, made by the first bulk
+	// evaluation of the set.
+	sorted atomic.Pointer[[]int32]
 }
 
 // flags is the flag set in force, nil before the first.
@@ -91,8 +98,19 @@ func (p *Provider) putInForce(set *evaluator.FlagSet, doc []byte) (old *evaluato
 		doc = nil
 	}
 	in := &inForce{set: set, counts: p.countUsage(set), doc: doc}
-	if prev := p.snap.Swap(in); prev != nil {
-		return prev.set
+	prev := p.snap.Load()
+	if prev != nil && prev.set == set {
+		in.version = prev.version
+	} else {
+		in.version = p.versions.Add(1)
 	}
-	return nil
+	p.snap.Store(in)
+	if prev == nil {
+		p.changed.notify()
+		return nil
+	}
+	if prev.set != set {
+		p.changed.notify()
+	}
+	return prev.set
 }

@@ -33,6 +33,13 @@ type Provider struct {
 	compileOptions []evaluator.Option // how every flag document is compiled
 	// snap is the flag set in force, which evaluations load (inforce.go).
 	snap   atomic.Pointer[inForce]
+	// versions counts the flag sets put in force; changed wakes whoever
+	// waits for the next one, or for Shutdown (OFREP's event streams).
+	versions atomic.Uint64
+	changed  signal
+	// instance tells this provider's snapshot versions from another's
+	// (another process's after a restart), in OFREP's event ids.
+	instance string
 	events *emitter
 	fixed  *fixedFlags // the flags of WithFlags, compiled by NewProvider
 	origin origin      // where the flags come from, for messages
@@ -83,7 +90,7 @@ func NewProvider(opts ...Option) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("flagsnap: fatal status codes (WithFatalStatusCodes, %s): %w", EnvFatalStatusCodes, err)
 	}
-	p := &Provider{cfg: cfg, fatalCodes: fatal, events: newEmitter()}
+	p := &Provider{cfg: cfg, fatalCodes: fatal, events: newEmitter(), instance: newInstanceID()}
 	if !cfg.withoutUsage {
 		p.usage = usage.NewCounter(now())
 	}
@@ -212,5 +219,6 @@ func (p *Provider) ShutdownWithContext(ctx context.Context) error {
 	if r == nil {
 		return nil
 	}
+	defer p.changed.notify()
 	return r.stop(ctx)
 }

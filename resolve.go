@@ -89,21 +89,28 @@ var notReady = openfeature.ProviderResolutionDetail{
 // where the caller returns it from: built elsewhere and copied, it costs
 // more than the rest of a static flag's answer.
 func (in *inForce) describe(d *openfeature.ProviderResolutionDetail, flag string, e *evaluator.Evaluation) {
-	if t := in.counts; t != nil {
-		switch i := e.Index(); {
-		case i < 0:
-			t.Missing(flag)
-		case e.Err() != nil:
-			t.Failed(i, failures[e.Err().Code&7])
-		case e.VariantIndex() >= 0:
-			t.Served(i, e.VariantIndex())
-		default:
-			t.Unserved(i)
-		}
-	}
+	in.count(flag, e)
 	d.Reason, d.Variant, d.FlagMetadata = reasons[e.Reason()&7], e.Variant(), e.Metadata()
 	if err := e.Err(); err != nil {
 		d.ResolutionError = resolutionError(err)
+	}
+}
+
+// count counts the evaluation e of flag in Usage, unless counting is off.
+func (in *inForce) count(flag string, e *evaluator.Evaluation) {
+	t := in.counts
+	if t == nil {
+		return
+	}
+	switch i := e.Index(); {
+	case i < 0:
+		t.Missing(flag)
+	case e.Err() != nil:
+		t.Failed(i, failures[e.Err().Code&7])
+	case e.VariantIndex() >= 0:
+		t.Served(i, e.VariantIndex())
+	default:
+		t.Unserved(i)
 	}
 }
 

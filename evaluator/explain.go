@@ -133,20 +133,10 @@ func (s *FlagSet) Explain(key string, ctx map[string]any) (Explanation, error) {
 }
 
 func variantValue(v *variant) any {
-	switch v.k {
-	case kBool:
-		return v.b
-	case kStr:
-		return v.s
-	case kNum:
-		if v.intOK {
-			return int64(v.f)
-		}
-		return v.f
-	case kObj:
+	if v.k == kObj {
 		return deepCopy(v.obj)
 	}
-	return nil
+	return v.obj
 }
 
 // tracer records an evaluation. The evaluator checks for it with one

@@ -83,7 +83,11 @@ type variant struct {
 	name string
 	s    string
 	f    float64
-	obj  any  // objects and arrays, in plain JSON form
+	// obj is the value as an interface: objects and arrays in plain JSON
+	// form, numbers as int64 when whole (else float64), booleans and
+	// strings as they are. Boxed once at load, so that Evaluation.Value
+	// allocates nothing.
+	obj any
 	k    kind // kBool, kNum, kStr, kObj (objects and arrays) or kNull
 	b    bool
 	// intOK: the number is a whole number, and int64(f) is it exactly
@@ -981,9 +985,9 @@ func newVariant(name string, raw any) (variant, error) {
 	case nil:
 		v.k = kNull
 	case bool:
-		v.k, v.b = kBool, t
+		v.k, v.b, v.obj = kBool, t, t
 	case string:
-		v.k, v.s = kStr, t
+		v.k, v.s, v.obj = kStr, t, t
 	case json.Number:
 		f, err := strconv.ParseFloat(string(t), 64)
 		if err != nil || math.IsInf(f, 0) {
@@ -997,6 +1001,10 @@ func newVariant(name string, raw any) (variant, error) {
 			// integers exactly only up to 2^53: it would answer another
 			// value than the one written.
 			return v, fmt.Errorf("variant %q: the integer %s is past 2^53, and flagd reads it as %s: write an integer within ±9007199254740992, or a string", name, t, strconv.FormatFloat(f, 'f', -1, 64))
+		}
+		v.obj = f
+		if v.intOK {
+			v.obj = i
 		}
 	case map[string]any, []any:
 		obj, err := plainJSON(t)

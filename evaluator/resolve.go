@@ -99,6 +99,28 @@ func (e *Evaluation) value() *variant {
 	return &e.flag.vals[e.at.variant]
 }
 
+// Value is the value of the variant served without an error, as Object
+// reads it but shared with the flag set (it must not be modified), or nil
+// when none was served: for a disabled flag, a flag without a default
+// variant, or an error. Numbers are int64 when whole, float64 otherwise.
+// It allocates nothing.
+func (e *Evaluation) Value() any {
+	if v := e.value(); v != nil {
+		return v.obj
+	}
+	return nil
+}
+
+// EvaluateAt evaluates the flag at index i (see Slots), as Evaluate does
+// the flag of a key; an index that holds no flag answers as a key the
+// set does not define would, with an empty key.
+func (s *FlagSet) EvaluateAt(i int, ctx map[string]any) Evaluation {
+	if i < 0 || i >= len(s.index.slots) || s.index.slots[i] == nil {
+		return s.Evaluate("", ctx)
+	}
+	return s.evaluateFlag(s.index.slots[i], i, ctx, nil)
+}
+
 // Evaluate evaluates the flag key for the evaluation context ctx (the
 // flattened OpenFeature context; targetingKey is one of its keys). The
 // Resolve methods and the typed readers of Evaluation are built on it.

@@ -164,3 +164,12 @@ func (s *FlagSet) Info(key string) (FlagInfo, bool) {
 	}
 	return x, true
 }
+
+// VariantValue is the value of variant j of the flag at index i, as
+// Evaluation.Value gives it; shared with the set, it must not be modified.
+func (s *FlagSet) VariantValue(i, j int) any { return s.index.slots[i].vals[j].obj }
+
+// FlagMetadata is the metadata of the flag at index i over its flag set's,
+// as Evaluation.Metadata gives it; shared with the set, it must not be
+// modified.
+func (s *FlagSet) FlagMetadata(i int) map[string]any { return s.index.slots[i].metadata }

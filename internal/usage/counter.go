@@ -38,6 +38,12 @@ type FlagUsage struct {
 	// Evaluations alone.
 	Errors     uint64            `json:"errors,omitempty"`
 	ErrorCodes map[string]uint64 `json:"errorCodes,omitempty"`
+	// Bulk counts the flag's evaluations by a bulk evaluation (every flag
+	// for one context, Provider.EvaluateAll and OFREP's bulk endpoint),
+	// which are not in Evaluations: a flag that code never asks for but a
+	// front-end reads through a bulk request has Evaluations 0 and Bulk
+	// above 0; a flag no one reads has both 0.
+	Bulk uint64 `json:"bulk,omitempty"`
 	// LastEvaluated is the second of the last evaluation, in UTC: when
 	// the provider, which looks once a second while it runs, or a
 	// snapshot first saw the counts change; zero when the flag was not

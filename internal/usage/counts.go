@@ -7,10 +7,12 @@ import (
 )
 
 // The words of one shard of a flag's counts: those that served no variant,
-// the evaluations that failed, one word per ErrorCode, then one per variant.
+// the bulk evaluations, the evaluations that failed, one word per
+// ErrorCode, then one per variant.
 const (
 	wordNone    = 0
-	wordError   = 1
+	wordBulk    = 1
+	wordError   = 2
 	wordVariant = wordError + int(numErrorCodes)
 )
 
@@ -69,9 +71,10 @@ func (k *counts) add(u *FlagUsage, sec int64) int64 {
 	if k == nil {
 		return 0
 	}
-	var total uint64
+	var total, bulk uint64
 	for base := 0; base < len(k.words); base += k.stride {
 		shard := k.words[base : base+k.stride]
+		bulk += shard[wordBulk].Load()
 		total += shard[wordNone].Load() + addErrors(u, shard[wordError:wordVariant])
 		for j, name := range k.names {
 			if n := shard[wordVariant+j].Load(); n > 0 {
@@ -84,7 +87,9 @@ func (k *counts) add(u *FlagUsage, sec int64) int64 {
 		}
 	}
 	u.Evaluations += total
-	k.note(total, sec)
+	u.Bulk += bulk
+	// A bulk evaluation is a read too: it stamps LastEvaluated.
+	k.note(total+bulk, sec)
 	return k.last
 }
 

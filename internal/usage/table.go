@@ -33,6 +33,10 @@ func (t *Table) Failed(i int, code ErrorCode) {
 	t.add(i, wordError+int(code))
 }
 
+// Bulk counts an evaluation of the flag at index i by a bulk evaluation,
+// whatever it answered.
+func (t *Table) Bulk(i int) { t.add(i, wordBulk) }
+
 // Unserved counts an evaluation of the flag at index i that served no
 // variant without an error: a disabled flag, or no default variant.
 func (t *Table) Unserved(i int) { t.add(i, wordNone) }

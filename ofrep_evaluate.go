@@ -1,0 +1,111 @@
+package flagsnap
+
+// OFREP's two evaluation endpoints.
+
+import (
+	"net/http"
+	"slices"
+)
+
+// answerNotReady answers a request that came before the first flag set.
+func answerNotReady(w http.ResponseWriter, key string) {
+	w.Header().Set("Retry-After", "1")
+	writeOFREPError(w, http.StatusServiceUnavailable, ofrepFailure{key: key, code: "PROVIDER_NOT_READY", details: ErrNotReady.Error()})
+}
+
+// evaluateOne answers POST .../v1/evaluate/flags/{key}: 200 with the
+// flag's answer, 404 for a flag it does not have (or may not show), 400
+// for a flag that failed.
+func (h *ofrepHandler) evaluateOne(w http.ResponseWriter, r *http.Request, key string) {
+	sets, bad := h.flagSets(r)
+	if bad == nil {
+		var ctx map[string]any
+		if ctx, bad = h.context(w, r); bad == nil {
+			h.answerOne(w, key, sets, ctx)
+			return
+		}
+	}
+	bad.failure.key = key
+	writeOFREPError(w, bad.status, bad.failure)
+}
+
+func (h *ofrepHandler) answerOne(w http.ResponseWriter, key string, sets []string, ctx map[string]any) {
+	v := h.currentView()
+	if v == nil {
+		answerNotReady(w, key)
+		return
+	}
+	e := v.in.set.Evaluate(key, ctx)
+	if i := e.Index(); i >= 0 && sets != nil && !slices.Contains(sets, v.flag(int32(i)).setID) {
+		// A flag of a set this request may not see is one it cannot
+		// tell from a flag that does not exist.
+		writeOFREPError(w, http.StatusNotFound, ofrepFailure{key: key, code: "FLAG_NOT_FOUND", details: v.in.set.NotFound(key).Error()})
+		return
+	}
+	v.in.count(key, &e)
+	if e.Index() < 0 {
+		writeOFREPError(w, http.StatusNotFound, ofrepFailure{key: key, code: "FLAG_NOT_FOUND", details: e.Err().Error()})
+		return
+	}
+	var f FlagEvaluation
+	v.in.fillEvaluation(&f, &e)
+	status := http.StatusOK
+	if f.ErrorCode != "" {
+		status = http.StatusBadRequest
+	}
+	buf := ofrepBuffers.Get().(*[]byte)
+	b := append(v.appendFlag((*buf)[:0], &f), '\n')
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, status, b)
+	*buf = b
+	ofrepBuffers.Put(buf)
+}
+
+// evaluateAll answers POST .../v1/evaluate/flags: every flag the request
+// may see, the flag set's metadata and the event stream, with an ETag
+// that is a hash of the answer, or 304 when If-None-Match names it.
+func (h *ofrepHandler) evaluateAll(w http.ResponseWriter, r *http.Request, prefix string) {
+	sets, bad := h.flagSets(r)
+	var ctx map[string]any
+	if bad == nil {
+		ctx, bad = h.context(w, r)
+	}
+	if bad != nil {
+		writeOFREPError(w, bad.status, bad.failure)
+		return
+	}
+	v := h.currentView()
+	if v == nil {
+		answerNotReady(w, "")
+		return
+	}
+	all := ofrepResults.Get().(*AllFlags)
+	v.in.evaluateAll(all, v.indexes(sets), ctx)
+	buf := ofrepBuffers.Get().(*[]byte)
+	b := append((*buf)[:0], `{"flags":[`...)
+	for n := range all.Flags {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = v.appendFlag(b, &all.Flags[n])
+	}
+	b = append(b, `],"metadata":`...)
+	b = append(b, v.meta...)
+	b = append(b, `,"eventStreams":[{"type":"sse","endpoint":{"requestUri":`...)
+	b = appendJSONString(b, prefix+ofrepEventsPath)
+	b = append(b, "}}]}\n"...)
+	clear(all.Flags) // drop the values and metadata the pool would keep alive
+	ofrepResults.Put(all)
+
+	tag := bodyTag(b)
+	hd := w.Header()
+	hd.Set("ETag", tag)
+	hd.Set("Cache-Control", "no-cache")
+	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, tag) {
+		w.WriteHeader(http.StatusNotModified)
+	} else {
+		writeJSON(w, http.StatusOK, b)
+	}
+	*buf = b
+	ofrepBuffers.Put(buf)
+}
