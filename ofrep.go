@@ -22,14 +22,14 @@ const (
 
 // ofrepConfig is what OFREPOptions set.
 type ofrepConfig struct {
-	origins      []string
-	fromHeaders  []headerAttribute
-	static       map[string]any
-	flagSets     []string // nil: every flag
-	maxBody      int64
-	maxStreams   int
-	heartbeat    time.Duration
-	errs         []string
+	origins     []string
+	fromHeaders []headerAttribute
+	static      map[string]any
+	flagSets    []string // nil: every flag
+	maxBody     int64
+	maxStreams  int
+	heartbeat   time.Duration
+	errs        []string
 }
 
 type headerAttribute struct{ header, attribute string }

@@ -42,7 +42,7 @@ func writeOFREPError(w http.ResponseWriter, status int, f ofrepFailure) {
 
 // errRequest is a request the handler cannot evaluate, with its status.
 type errRequest struct {
-	status int
+	status  int
 	failure ofrepFailure
 }
 

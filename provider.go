@@ -32,7 +32,7 @@ type Provider struct {
 	fatalCodes     []codes.Code       // cfg.FatalStatusCodes, parsed
 	compileOptions []evaluator.Option // how every flag document is compiled
 	// snap is the flag set in force, which evaluations load (inforce.go).
-	snap   atomic.Pointer[inForce]
+	snap atomic.Pointer[inForce]
 	// versions counts the flag sets put in force; changed wakes whoever
 	// waits for the next one, or for Shutdown (OFREP's event streams).
 	versions atomic.Uint64
@@ -40,9 +40,9 @@ type Provider struct {
 	// instance tells this provider's snapshot versions from another's
 	// (another process's after a restart), in OFREP's event ids.
 	instance string
-	events *emitter
-	fixed  *fixedFlags // the flags of WithFlags, compiled by NewProvider
-	origin origin      // where the flags come from, for messages
+	events   *emitter
+	fixed    *fixedFlags // the flags of WithFlags, compiled by NewProvider
+	origin   origin      // where the flags come from, for messages
 	// log is the user's logger, with every line naming the source and
 	// what is served.
 	log *slog.Logger

@@ -88,8 +88,8 @@ type variant struct {
 	// strings as they are. Boxed once at load, so that Evaluation.Value
 	// allocates nothing.
 	obj any
-	k    kind // kBool, kNum, kStr, kObj (objects and arrays) or kNull
-	b    bool
+	k   kind // kBool, kNum, kStr, kObj (objects and arrays) or kNull
+	b   bool
 	// intOK: the number is a whole number, and int64(f) is it exactly
 	// (integers past 2^53 are refused at load).
 	intOK bool
