@@ -24,6 +24,9 @@ lists what is stale, in the order a cleanup would remove it:
 
   never evaluated   flags of the file that no evaluation asked for: removing
                     them from the file changes nothing
+  only in bulk      flags that only bulk evaluations read (EvaluateAll, an
+                    OFREP client such as a web page): a bulk evaluation reads
+                    every flag, so ask its clients before removing them
   missing           keys the code asked for that the file does not define:
                     the code gets its default every time, and the call can go,
                     the most asked for first
@@ -50,7 +53,8 @@ Example:
 type staleEntry struct {
 	Kind string `json:"kind"` // staleUnused, staleMissing or staleSingle
 	Key  string `json:"key"`
-	// Evaluations of the flag, or of the missing key.
+	// Evaluations of the flag (its bulk evaluations, for staleBulk), or
+	// of the missing key.
 	Evaluations uint64 `json:"evaluations"`
 	// Variant is the one variant a single-variant flag served; empty
 	// when that was the caller's default.
@@ -63,13 +67,14 @@ type staleEntry struct {
 
 const (
 	staleUnused  = "never evaluated"
+	staleBulk    = "only in bulk"
 	staleMissing = "missing"
 	staleSingle  = "one variant"
 )
 
 // staleOrder is the order of the kinds in a report: what removing changes
 // least first.
-var staleOrder = map[string]int{staleUnused: 0, staleMissing: 1, staleSingle: 2}
+var staleOrder = map[string]int{staleUnused: 0, staleBulk: 1, staleMissing: 2, staleSingle: 3}
 
 type usageReport struct {
 	File           string       `json:"file"`
@@ -151,6 +156,8 @@ func staleReport(path string, keys []string, u flagsnap.Usage) usageReport {
 		defined[k] = true
 		f, ok := u.Flags[k]
 		switch {
+		case ok && f.Evaluations == 0 && f.Bulk > 0:
+			r.Stale = append(r.Stale, staleEntry{Kind: staleBulk, Key: k, Evaluations: f.Bulk, LastEvaluated: f.LastEvaluated})
 		case !ok || f.Evaluations == 0:
 			r.Stale = append(r.Stale, staleEntry{Kind: staleUnused, Key: k, NotInSnapshot: !ok})
 		default:
@@ -210,6 +217,12 @@ func printUsageReport(w, errw io.Writer, r usageReport) {
 			flags++
 			if s.NotInSnapshot {
 				what = "not in the snapshot: the service did not have it"
+			}
+		case staleBulk:
+			flags++
+			what = "read only by bulk evaluations, " + timesPhrase(s.Evaluations)
+			if !s.LastEvaluated.IsZero() {
+				what += ", the last at " + s.LastEvaluated.UTC().Format(time.RFC3339)
 			}
 		case staleMissing:
 			missing++

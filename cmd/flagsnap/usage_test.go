@@ -91,6 +91,27 @@ func TestUsageListsWhatIsStale(t *testing.T) {
 	}
 }
 
+// A flag that only bulk evaluations read is told from one read by code
+// and from one no one read.
+func TestUsageOnlyInBulk(t *testing.T) {
+	flags, usage := snapshot(t, usageFile, func(p *flagsnap.Provider) {
+		evaluateSome(p)
+		for range 2 {
+			if _, err := p.EvaluateAll(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	stdout, stderr, code := runCmd(t, "usage", flags, usage)
+	wantStatus(t, code, exitNegative, stdout, stderr)
+	if !strings.HasPrefix(stdout, "only in bulk     legacy       read only by bulk evaluations, 2 times, the last at ") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	if strings.Contains(stdout, "never evaluated") {
+		t.Errorf("a flag read in bulk is said never evaluated:\n%s", stdout)
+	}
+}
+
 func TestUsageNothingStale(t *testing.T) {
 	doc := `{"flags": {"tier": ` + strings.SplitN(strings.SplitN(usageFile, `"tier":   `, 2)[1], "},\n", 2)[0] + `}}}`
 	flags, usage := snapshot(t, doc, func(p *flagsnap.Provider) {
