@@ -87,10 +87,10 @@ func (in *inForce) evaluateAll(dst *AllFlags, indexes []int32, evalCtx map[strin
 	dst.Flags = slices.Grow(dst.Flags[:0], len(indexes))[:len(indexes)]
 	for n, i := range indexes {
 		e := in.set.EvaluateAt(int(i), evalCtx)
-		if in.counts != nil {
-			in.counts.Bulk(int(i))
-		}
 		in.fillEvaluation(&dst.Flags[n], &e)
+	}
+	if in.counts != nil {
+		in.counts.Bulk(indexes)
 	}
 }
 

@@ -33,9 +33,21 @@ func (t *Table) Failed(i int, code ErrorCode) {
 	t.add(i, wordError+int(code))
 }
 
-// Bulk counts an evaluation of the flag at index i by a bulk evaluation,
-// whatever it answered.
-func (t *Table) Bulk(i int) { t.add(i, wordBulk) }
+// Bulk counts a bulk evaluation of each flag at indexes, whatever it
+// answered: one token for them all, since they are counted together.
+func (t *Table) Bulk(indexes []int32) {
+	tok := t.c.shards.pool.Get().(*token)
+	for _, i := range indexes {
+		k := t.slots[i].Load()
+		if k == nil {
+			if k = t.c.countsFor(t, int(i)); k == nil {
+				continue
+			}
+		}
+		k.words[tok.shard*k.stride+wordBulk].Add(1)
+	}
+	t.c.shards.pool.Put(tok)
+}
 
 // Unserved counts an evaluation of the flag at index i that served no
 // variant without an error: a disabled flag, or no default variant.
