@@ -55,8 +55,9 @@ func WithOFREPAllowOrigins(origins ...string) OFREPOption {
 
 // WithOFREPContextFromHeader sets the context attribute from the request
 // header of that name when the request has it, over the request's own
-// context, as flagd's --context-from-header does: for a value that a
-// proxy in front of the service vouches for, such as a user id.
+// context and the static values, as flagd's --context-from-header does:
+// for a value that a proxy in front of the service vouches for, such as a
+// user id.
 func WithOFREPContextFromHeader(header, attribute string) OFREPOption {
 	return func(c *ofrepConfig) {
 		if header == "" || attribute == "" || strings.ContainsAny(header, " :\r\n") {
@@ -68,8 +69,9 @@ func WithOFREPContextFromHeader(header, attribute string) OFREPOption {
 }
 
 // WithOFREPContextValue sets the context attribute to value in every
-// evaluation, over the request's context and its headers, as flagd's
-// --context-value does: a request cannot change it.
+// evaluation, over the request's own context, as flagd's --context-value
+// does: a request's body cannot change it (a mapped header can, as in
+// flagd).
 func WithOFREPContextValue(attribute string, value any) OFREPOption {
 	return func(c *ofrepConfig) {
 		if attribute == "" {

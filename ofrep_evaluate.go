@@ -93,7 +93,7 @@ func (h *ofrepHandler) evaluateAll(w http.ResponseWriter, r *http.Request, prefi
 	b = append(b, v.meta...)
 	b = append(b, `,"eventStreams":[{"type":"sse","endpoint":{"requestUri":`...)
 	b = appendJSONString(b, prefix+ofrepEventsPath)
-	b = append(b, "}}]}\n"...)
+	b = append(b, `},"inactivityDelaySec":120}]}`+"\n"...)
 	clear(all.Flags) // drop the values and metadata the pool would keep alive
 	ofrepResults.Put(all)
 

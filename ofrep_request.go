@@ -51,8 +51,8 @@ func badContext(format string, args ...any) *errRequest {
 }
 
 // context reads the evaluation context of r: its body's "context" (an
-// object; none is an empty context), then the attributes of the mapped
-// headers over it, then the static values over those.
+// object; none is an empty context), then the static values over it, then
+// the attributes of the mapped headers over those, in flagd's order.
 func (h *ofrepHandler) context(w http.ResponseWriter, r *http.Request) (map[string]any, *errRequest) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.maxBody))
 	if err != nil {
@@ -71,12 +71,12 @@ func (h *ofrepHandler) context(w http.ResponseWriter, r *http.Request) (map[stri
 		if ctx == nil {
 			ctx = map[string]any{}
 		}
+		maps.Copy(ctx, h.cfg.static)
 		for _, m := range h.cfg.fromHeaders {
 			if v := r.Header.Get(m.header); v != "" {
 				ctx[m.attribute] = v
 			}
 		}
-		maps.Copy(ctx, h.cfg.static)
 	}
 	return ctx, nil
 }

@@ -191,7 +191,7 @@ func TestOFREPBulkAnswersAsEvaluateAll(t *testing.T) {
 	if fmt.Sprint(got.Metadata) != "map[flagSetId:shop version:7]" {
 		t.Errorf("metadata %v", got.Metadata)
 	}
-	if len(got.EventStreams) != 1 || got.EventStreams[0].Type != "sse" || got.EventStreams[0].Endpoint.RequestURI != "/ofrep/v1/events" {
+	if len(got.EventStreams) != 1 || got.EventStreams[0].Type != "sse" || got.EventStreams[0].Endpoint.RequestURI != "/ofrep/v1/events" || got.EventStreams[0].InactivityDelaySec != 120 {
 		t.Errorf("eventStreams %+v", got.EventStreams)
 	}
 }
@@ -296,7 +296,8 @@ func TestOFREPCORS(t *testing.T) {
 func TestOFREPContextFromHeadersAndStaticValues(t *testing.T) {
 	doc := `{"flags": {"who": {"state": "ENABLED", "variants": {"staff": "staff", "user": "user", "prod": "prod"}, "defaultVariant": "user",
 	  "targeting": {"if": [{"==": [{"var": "env"}, "test"]}, "prod", {"ends_with": [{"var": "email"}, "@corp.example"]}, "staff", null]}}}}`
-	srv, _, _ := ofrepServer(t, doc, WithOFREPContextFromHeader("x-user-email", "email"), WithOFREPContextValue("env", "prod"))
+	srv, _, _ := ofrepServer(t, doc, WithOFREPContextFromHeader("x-user-email", "email"), WithOFREPContextValue("env", "prod"),
+		WithOFREPContextFromHeader("X-Env", "env"))
 	tests := []struct {
 		name, body string
 		headers    []string
@@ -306,6 +307,7 @@ func TestOFREPContextFromHeadersAndStaticValues(t *testing.T) {
 		{"the header wins over the body", `{"context": {"email": "a@corp.example"}}`, []string{"X-User-Email", "b@other.example"}, "user"},
 		{"from the header alone", `{}`, []string{"X-User-Email", "b@corp.example"}, "staff"},
 		{"the static value wins over the body", `{"context": {"env": "test"}}`, nil, "user"},
+		{"a mapped header wins over the static value", `{}`, []string{"X-Env", "test"}, "prod"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -996,7 +996,13 @@ func newVariant(name string, raw any) (variant, error) {
 		v.k, v.f = kNum, f
 		var i int64
 		i, v.intOK = exactInt(string(t))
-		if v.intOK && !exactFloat(i) {
+		if v.intOK && !exactFloat(i) && strconv.FormatFloat(f, 'f', -1, 64) == string(t) {
+			// flagd's own spelling of a float that holds an integer
+			// past 2^53 (2^60 is 1152921504606847000), as a flag set
+			// it re-encodes over sync carries it: the float is the
+			// value written.
+			i = int64(f)
+		} else if v.intOK && !exactFloat(i) {
 			// flagd reads every number as a 64-bit float, which holds
 			// integers exactly only up to 2^53: it would answer another
 			// value than the one written.

@@ -135,14 +135,16 @@ func TestTypedAccessorsAndCoercion(t *testing.T) {
 	  "exact":    {"state": "ENABLED", "variants": {"v": 9007199254740993}, "defaultVariant": "v"},
 	  "even":     {"state": "ENABLED", "variants": {"v": 9007199254740994}, "defaultVariant": "v"},
 	  "pow60":    {"state": "ENABLED", "variants": {"v": 1152921504606846976}, "defaultVariant": "v"},
+	  "pow60flagd": {"state": "ENABLED", "variants": {"v": 1152921504606847000}, "defaultVariant": "v"},
 	  "minint":   {"state": "ENABLED", "variants": {"v": -9223372036854775808}, "defaultVariant": "v"},
 	  "str":      {"state": "ENABLED", "variants": {"v": "text", "w": ""}, "defaultVariant": "w"},
 	  "obj":      {"state": "ENABLED", "variants": {"v": {"a": [1, {"b": true}]}}, "defaultVariant": "v"},
 	  "arr":      {"state": "ENABLED", "variants": {"v": [1, "x"]}, "defaultVariant": "v"}
 	}}`)
 	// Integers past 2^53 that a 64-bit float holds exactly read as
-	// written, as in flagd.
-	ints := map[string]int64{"int": 10, "whole": 10, "exp": 1000, "even": 9007199254740994, "pow60": 1 << 60, "minint": math.MinInt64}
+	// written, as in flagd, and so does flagd's own spelling of such a
+	// float, which a flag set it re-encodes carries.
+	ints := map[string]int64{"int": 10, "whole": 10, "exp": 1000, "even": 9007199254740994, "pow60": 1 << 60, "pow60flagd": 1 << 60, "minint": math.MinInt64}
 	for key, want := range ints {
 		if r := set.ResolveInt(key, -1, nil); r.Value != want || r.Err != nil || r.Reason != ReasonStatic {
 			t.Errorf("int %s: %+v, want %d", key, r, want)
