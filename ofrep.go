@@ -8,6 +8,7 @@ package flagsnap
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -44,7 +45,7 @@ type OFREPOption func(*ofrepConfig)
 func WithOFREPAllowOrigins(origins ...string) OFREPOption {
 	return func(c *ofrepConfig) {
 		for _, o := range origins {
-			if o != "*" && !strings.Contains(o, "://") {
+			if u, err := url.Parse(o); o != "*" && (err != nil || u.Scheme == "" || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.User != nil) {
 				c.errs = append(c.errs, fmt.Sprintf("WithOFREPAllowOrigins: %q is not an origin such as https://app.example.com, nor *", o))
 				continue
 			}
@@ -173,9 +174,11 @@ func OFREPHandler(p *Provider, opts ...OFREPOption) http.Handler {
 	}
 	headers := []string{"Content-Type", "If-None-Match", "Authorization", "X-API-Key", "Flagd-Selector", "Last-Event-ID"}
 	for _, m := range h.cfg.fromHeaders {
-		headers = append(headers, m.header)
+		if !slices.Contains(headers, m.header) {
+			headers = append(headers, m.header)
+		}
 	}
-	h.allowHeaders = strings.Join(slices.Compact(headers), ", ")
+	h.allowHeaders = strings.Join(headers, ", ")
 	return h
 }
 

@@ -4,7 +4,7 @@
 //	flagsnap validate FILE...              report every problem with file, line and column
 //	flagsnap eval FILE FLAG [--explain]    resolve one flag for a context, and say why
 //	flagsnap simulate FILE FLAG            the variant shares of many synthetic users
-//	flagsnap serve FILE                    serve a watched file over flagd.sync.v1 (and HTTP)
+//	flagsnap serve FILE                    serve a watched file over flagd.sync.v1 (and HTTP, OFREP)
 //	flagsnap usage FILE USAGE_JSON         the flags a service's usage snapshot shows stale
 //
 // Install it from a checkout of the repository with

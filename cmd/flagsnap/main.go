@@ -67,7 +67,7 @@ Usage:
   flagsnap validate FILE...            report every problem, with file, line and column
   flagsnap eval FILE FLAG              resolve a flag for a context; --explain says why
   flagsnap simulate FILE FLAG          variant shares of many users; --against compares files
-  flagsnap serve FILE                  serve a watched file over flagd.sync.v1 (and HTTP)
+  flagsnap serve FILE                  serve a watched file over flagd.sync.v1 (and HTTP, OFREP)
   flagsnap usage FILE USAGE_JSON       the flags a service's usage snapshot shows stale
 
 Run 'flagsnap COMMAND --help' for the options and an example of each.

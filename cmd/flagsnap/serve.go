@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flagsnap/flagsnap"
 	"github.com/flagsnap/flagsnap/evaluator"
 	"github.com/flagsnap/flagsnap/source"
 	"github.com/flagsnap/flagsnap/syncserver"
@@ -23,6 +25,7 @@ import (
 
 const serveUsage = `Usage: flagsnap serve FILE [--addr 127.0.0.1:8015] [--socket PATH] [--tls-cert F --tls-key F]
                       [--selector-dir DIR] [--context-value KEY=VALUE]... [--http ADDR]
+                      [--allow-origin ORIGIN]... [--context-from-header HEADER=ATTRIBUTE]...
                       [--poll-interval 5s] [--header 'NAME: VALUE']... [--authorization-file F]
 
 Serves a flag file over flagd.sync.v1 (the protocol of flagd's sync port),
@@ -55,6 +58,19 @@ the request accepts gzip. The answers of at most 1,000 selectors are kept
 until the next change; the others are made for each request. The sync
 context is not part of the answer.
 
+The same address answers OFREP, the OpenFeature Remote Evaluation
+Protocol, for the flags a stream without a selector is sent:
+  POST /ofrep/v1/evaluate/flags/KEY  one flag, for the request's context
+  POST /ofrep/v1/evaluate/flags      every flag, with an ETag; 304 when
+                                     If-None-Match names the current one
+  GET  /ofrep/v1/events              server-sent events: refetchEvaluation
+                                     at every change of the flags
+The request body is {"context": {...}}. --context-value is part of every
+context too; --context-from-header HEADER=ATTRIBUTE (repeatable, as
+flagd's option of that name) copies a request header into it. Browsers
+on the origins of --allow-origin (repeatable, * for any) may call OFREP;
+others get no CORS headers.
+
 FILE may also be an http or https URL, followed as flagsnap.WithURL
 follows it: asked every --poll-interval with If-None-Match, with the
 --header and --authorization-file given; or an object in a bucket,
@@ -71,6 +87,11 @@ Example:
         flagsnap.WithHost("127.0.0.1"), flagsnap.WithPort(8015))
   flagsnap serve flags.json --http 127.0.0.1:8016
   then: curl 'http://127.0.0.1:8016/flags.json?selector=flagSetId=shop'
+  flagsnap serve flags.json --http 127.0.0.1:8016 --context-from-header X-User-Email=email \
+      --allow-origin https://app.example.com
+  then: curl -H 'Content-Type: application/json' -H 'X-User-Email: ana@example.com' \
+          -d '{"context": {"targetingKey": "user-1"}}' \
+          http://127.0.0.1:8016/ofrep/v1/evaluate/flags/new-checkout
   flagsnap serve https://config.example.com/flags.json --http 127.0.0.1:8016
   flagsnap serve 's3://my-bucket/flags.json?region=eu-west-1' --http 127.0.0.1:8016
 `
@@ -121,6 +142,7 @@ type serveFlags struct {
 	selectorDir       string
 	syncCtx           contextValues
 	httpAddr          string
+	ofrep             ofrepOptions
 	remote            remoteOptions
 }
 
@@ -132,7 +154,8 @@ func (f *serveFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.selectorDir, "selector-dir", "", "also serve every flag file in this directory, each a source")
 	f.syncCtx = contextValues{}
 	fs.Var(f.syncCtx, "context-value", "KEY=VALUE added to the sync context and GetMetadata (repeatable)")
-	fs.StringVar(&f.httpAddr, "http", "", "also serve the flags over HTTP on this address, at /flags.json?selector=S")
+	fs.StringVar(&f.httpAddr, "http", "", "also serve the flags over HTTP on this address, at /flags.json?selector=S and OFREP at /ofrep/v1/")
+	f.ofrep.define(fs)
 	fs.DurationVar(&f.remote.pollInterval, "poll-interval", 5*time.Second, "when FILE is a URL: how often to ask it for the flags")
 	f.remote.header = headerValues{}
 	fs.Var(f.remote.header, "header", `when FILE is a URL: "Name: value" sent with every request (repeatable)`)
@@ -158,7 +181,7 @@ func (c *cmd) serve(ctx context.Context, args []string) int {
 		return c.fail(exitBadInput, "%v", err)
 	}
 	defer srv.Close()
-	web, err := f.startHTTP(srv, log)
+	web, follower, err := f.startHTTP(srv, log)
 	if err != nil {
 		return c.fail(exitBadInput, "%v", err)
 	}
@@ -166,17 +189,34 @@ func (c *cmd) serve(ctx context.Context, args []string) int {
 	if web != nil {
 		defer web.shutdown()
 		fmt.Fprintf(out, "serving %s over HTTP on http://%s%s\n", files[0].path, web.addr, flagsPath)
+		fmt.Fprintf(out, "serving %s over OFREP on http://%s%sv1/\n", files[0].path, web.addr, ofrepPath)
 	}
-	return c.watchFiles(ctx, srv, files, f.remote, out)
+	return c.watchFiles(ctx, srv, files, f.remote, follower, out)
 }
 
-// startHTTP serves srv's flags over HTTP too when --http asks for it; it
-// returns nil otherwise.
-func (f *serveFlags) startHTTP(srv *syncserver.Server, log *slog.Logger) (*httpServer, error) {
+// startHTTP serves srv's flags over HTTP too when --http asks for it, at
+// /flags.json and over OFREP, and returns the follower that keeps OFREP's
+// provider on srv's flags; it returns nils otherwise. Stopping the server
+// stops the provider, which ends the OFREP event streams: the server
+// would otherwise wait for them until it gives up.
+func (f *serveFlags) startHTTP(srv *syncserver.Server, log *slog.Logger) (*httpServer, *flagFollower, error) {
 	if f.httpAddr == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return startHTTP(f.httpAddr, newFlagsHandler(srv, log), log)
+	lis, err := listenHTTP(f.httpAddr)
+	if err != nil {
+		return nil, nil, err
+	}
+	follower, err := newFlagFollower(srv, log)
+	if err != nil {
+		_ = lis.Close()
+		return nil, nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(ofrepPath, flagsnap.OFREPHandler(follower.p, f.ofrep.handlerOptions(f.syncCtx)...))
+	// Every other path is the flags handler's: it says where the flags are.
+	mux.Handle("/", newFlagsHandler(srv, log))
+	return serveHTTP(lis, mux, log, follower.shutdown), follower, nil
 }
 
 // readFiles checks the options and reads every file to serve, FILE first:
@@ -184,6 +224,9 @@ func (f *serveFlags) startHTTP(srv *syncserver.Server, log *slog.Logger) (*httpS
 func (f *serveFlags) readFiles(ctx context.Context, file string, addrSet bool) ([]servedFile, error) {
 	if f.socket != "" && addrSet {
 		return nil, errors.New("give --addr or --socket, not both")
+	}
+	if err := f.ofrep.check(f.httpAddr); err != nil {
+		return nil, err
 	}
 	if f.remote.pollInterval <= 0 {
 		return nil, errors.New("--poll-interval must be positive")
@@ -262,7 +305,7 @@ func (f *serveFlags) startServer(files []servedFile, log *slog.Logger) (*syncser
 
 // watchFiles pushes every change of the files to the streams until ctx
 // ends, or watching a file fails.
-func (c *cmd) watchFiles(ctx context.Context, srv *syncserver.Server, files []servedFile, remote remoteOptions, out io.Writer) int {
+func (c *cmd) watchFiles(ctx context.Context, srv *syncserver.Server, files []servedFile, remote remoteOptions, follower *flagFollower, out io.Writer) int {
 	watchCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	failed := make(chan error, len(files))
@@ -276,7 +319,7 @@ func (c *cmd) watchFiles(ctx context.Context, srv *syncserver.Server, files []se
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sink := &pusher{srv: srv, file: f, out: out, last: f.doc}
+			sink := &pusher{srv: srv, follower: follower, file: f, out: out, last: f.doc}
 			if err := src.Run(watchCtx, sink); err != nil {
 				failed <- fmt.Errorf("watching %s: %w", f.path, err)
 			}
@@ -343,13 +386,14 @@ func selectorFiles(dir string) ([]servedFile, error) {
 }
 
 // pusher sends each new version of a file to the streams whose flags it
-// changes. The file source calls it from one goroutine, so it needs no
-// lock of its own.
+// changes, and to OFREP's provider. The file source calls it from one
+// goroutine, so it needs no lock of its own.
 type pusher struct {
-	srv  *syncserver.Server
-	file servedFile
-	out  io.Writer
-	last []byte
+	srv      *syncserver.Server
+	follower *flagFollower // nil without --http
+	file     servedFile
+	out      io.Writer
+	last     []byte
 }
 
 func (p *pusher) Update(u source.Update) error {
@@ -368,6 +412,7 @@ func (p *pusher) Update(u source.Update) error {
 		return err
 	}
 	p.last = u.Flags
+	p.follower.refresh()
 	fmt.Fprintf(p.out, "%s: sent %s (%s open)\n", p.file.path, plural(set.Len(), "flag"), plural(p.srv.Streams(), "stream"))
 	return nil
 }

@@ -35,11 +35,15 @@ const maxKeptSelectors = 1000
 // connection or memory for long.
 const (
 	httpReadHeaderTimeout = 5 * time.Second
-	httpWriteTimeout      = time.Minute
 	httpIdleTimeout       = 2 * time.Minute
 	httpMaxHeaderBytes    = 16 << 10
 	httpShutdownWait      = 5 * time.Second
 )
+
+// httpWriteTimeout bounds the writing of an answer. OFREP's event streams
+// lift it for themselves, as they last as long as their client. It is a
+// variable so that a test can show that without waiting a minute.
+var httpWriteTimeout = time.Minute
 
 // flagDocuments is what the HTTP side serves: a sync server, whose
 // Document is the flag document a stream with a selector is sent, so that
@@ -317,18 +321,26 @@ func codingWeight(s string) (string, float64) {
 
 // httpServer is serve's HTTP side, on a listener of its own.
 type httpServer struct {
-	srv  *http.Server
-	addr string
-	done chan struct{} // closed when Serve has returned
+	srv    *http.Server
+	addr   string
+	done   chan struct{}               // closed when Serve has returned
+	onStop []func(ctx context.Context) // run as shutdown starts
 }
 
-// startHTTP listens on addr before returning, so that an address in use
-// is reported as bad input before anything is served, and serves h there.
-func startHTTP(addr string, h http.Handler, log *slog.Logger) (*httpServer, error) {
+// listenHTTP listens on addr, so that an address in use is reported as
+// bad input before anything is served or started.
+func listenHTTP(addr string) (net.Listener, error) {
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--http: %v", err)
 	}
+	return lis, nil
+}
+
+// serveHTTP serves h on lis. onStop is run when shutdown starts, with its
+// deadline: it ends what would keep a request open, which the server
+// cannot end itself.
+func serveHTTP(lis net.Listener, h http.Handler, log *slog.Logger, onStop ...func(ctx context.Context)) *httpServer {
 	s := &httpServer{
 		srv: &http.Server{
 			Handler:           h,
@@ -338,8 +350,9 @@ func startHTTP(addr string, h http.Handler, log *slog.Logger) (*httpServer, erro
 			MaxHeaderBytes:    httpMaxHeaderBytes,
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		},
-		addr: lis.Addr().String(),
-		done: make(chan struct{}),
+		addr:   lis.Addr().String(),
+		done:   make(chan struct{}),
+		onStop: onStop,
 	}
 	go func() {
 		defer close(s.done)
@@ -347,16 +360,23 @@ func startHTTP(addr string, h http.Handler, log *slog.Logger) (*httpServer, erro
 			log.Error("HTTP server failed", "error", err)
 		}
 	}()
-	return s, nil
+	return s
 }
 
 // shutdown lets the requests in progress finish, for a few seconds at
-// most, closes what is left and waits until the server has stopped.
+// most, closes what is left and waits until the server has stopped. The
+// onStop functions run meanwhile: Shutdown waits for every request, and an
+// event stream ends only when told to.
 func (s *httpServer) shutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
 	defer cancel()
+	var wg sync.WaitGroup
+	for _, stop := range s.onStop {
+		wg.Go(func() { stop(ctx) })
+	}
 	if err := s.srv.Shutdown(ctx); err != nil {
 		_ = s.srv.Close()
 	}
+	wg.Wait()
 	<-s.done
 }
