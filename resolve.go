@@ -104,7 +104,11 @@ func (in *inForce) count(flag string, e *evaluator.Evaluation) {
 	}
 	switch i := e.Index(); {
 	case i < 0:
-		t.Missing(flag)
+		if tally := e.Err().Tally; tally != nil {
+			t.MissingTallied(flag, &tally.Count, &tally.Window)
+		} else {
+			t.Missing(flag)
+		}
 	case e.Err() != nil:
 		t.Failed(i, failures[e.Err().Code&7])
 	case e.VariantIndex() >= 0:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // ErrorCode classifies why a resolution failed. The provider maps each code
@@ -51,6 +52,19 @@ type Error struct {
 	// text is the message made once, for the error of a broken flag, which
 	// every evaluation of the flag answers; the fields do not change after.
 	text string
+
+	// Tally is a count its caller keeps with the error of a key the set
+	// does not define, which the set makes once per key and every
+	// evaluation of the key answers (NotFound): a caller counts a key's
+	// misses where the evaluation found them, without a lookup of its
+	// own. The evaluator never reads it; nil for other errors.
+	Tally *Tally
+}
+
+// Tally is a count of evaluations, and the window (a number of the
+// caller's choosing) that the count belongs to.
+type Tally struct {
+	Count, Window atomic.Uint64
 }
 
 // Error names the flag, then says what went wrong. A message made once is
@@ -111,7 +125,7 @@ func notFound(key, hint string) *Error {
 		msg += "; " + hint
 		text += "; " + hint
 	}
-	return &Error{Code: CodeFlagNotFound, Flag: key, Msg: msg, text: text}
+	return &Error{Code: CodeFlagNotFound, Flag: key, Msg: msg, text: text, Tally: new(Tally)}
 }
 
 // SyntaxError is a flag document that is not valid JSON or YAML. Line and

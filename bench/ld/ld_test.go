@@ -1,6 +1,7 @@
 package ld
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -75,8 +76,8 @@ func paths(tb testing.TB, n int) (flagdPath, ldPath string) {
 // loadFlagsnap is flagsnap from construction to READY on a file. The
 // deadline is raised from its 500ms default because Init is to wait for
 // the flags however long they take, which is what is measured.
-func loadFlagsnap(tb testing.TB, path string) *flagsnap.Provider {
-	p, err := flagsnap.NewProvider(flagsnap.WithFile(path), flagsnap.WithDeadline(time.Minute))
+func loadFlagsnap(tb testing.TB, path string, opts ...flagsnap.Option) *flagsnap.Provider {
+	p, err := flagsnap.NewProvider(append([]flagsnap.Option{flagsnap.WithFile(path), flagsnap.WithDeadline(time.Minute)}, opts...)...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -142,6 +143,44 @@ func BenchmarkLoadVsLD(b *testing.B) {
 			})
 		}
 	})
+}
+
+// BenchmarkHeapEvaluatedVsLD is the heap held once each of 10,000 flags
+// has been evaluated once, from one goroutine: flagsnap's provider with
+// usage counting (on, the default) and without it, and LaunchDarkly's
+// evaluator data, whose evaluations keep nothing. counting-B/flag is what
+// counting adds. Run it with -cpu 2,16: GOMAXPROCS is set before the
+// provider is built.
+func BenchmarkHeapEvaluatedVsLD(b *testing.B) {
+	const n = 10_000
+	flagdPath, ldPath := paths(b, n)
+	ctx := context.Background()
+	evalCtx := map[string]any{"targetingKey": "user-123", "tier": "premium", "role": "admin", "region": "us-east", "version": "1.2.3"}
+	evaluated := func(opts ...flagsnap.Option) float64 {
+		before := heapInUse()
+		p := loadFlagsnap(b, flagdPath, opts...)
+		defer p.Shutdown()
+		for i := range n {
+			p.BooleanEvaluation(ctx, fmt.Sprintf("flag_%d", i), false, evalCtx)
+		}
+		after := heapInUse()
+		runtime.KeepAlive(p)
+		return perFlag(before, after, n)
+	}
+	var on, off, ld float64
+	for b.Loop() {
+		on = evaluated()
+		off = evaluated(flagsnap.WithoutUsage())
+		before := heapInUse()
+		flags := loadLD(b, ldPath)
+		ld = perFlag(before, heapInUse(), n)
+		runtime.KeepAlive(flags)
+	}
+	b.ReportMetric(on, "counting-on-B/flag")
+	b.ReportMetric(off, "counting-off-B/flag")
+	b.ReportMetric(on-off, "counting-B/flag")
+	b.ReportMetric(ld, "ld-B/flag")
+	b.ReportMetric(on/ld, "on/ld")
 }
 
 func perFlag(before, after uint64, n int) float64 {

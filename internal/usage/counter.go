@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -99,29 +100,26 @@ type Flags interface {
 // Counter counts the evaluations of the flag sets attached to it, one
 // after the other, in a window that starts when it is made or reset.
 type Counter struct {
-	shards shards
-
 	mu      sync.Mutex
 	since   time.Time
 	current *Table // the table attached last: the set in force
-	// keys holds the counts of every key that has been evaluated in the
-	// set in force; a key that was not has no entry.
-	keys    map[string]*keyCounts
+	// The counts of a key are in the cell of its flag in the table in
+	// force; retired holds, by key, the cells of variants the key had
+	// before, which stay with the key while it is in force.
+	retired map[string][]retiredCell
 	missing missingKeys
 }
 
-// keyCounts are the counts of one key: those of the variants the key has
-// in the set in force, and those of variants it had before, which stay
-// with the key while it is in force.
-type keyCounts struct {
-	current *counts
-	retired []*counts
+// retiredCell is a key's counts of a list of variants it no longer has.
+type retiredCell struct {
+	*cell
+	names []string
 }
 
 // NewCounter returns a counter whose window starts at now.
 func NewCounter(now time.Time) *Counter {
-	c := &Counter{since: now, keys: map[string]*keyCounts{}, shards: newShards()}
-	c.missing.reset(c.shards.n)
+	c := &Counter{since: now, retired: map[string][]retiredCell{}}
+	c.missing.reset(nil)
 	return c
 }
 
@@ -154,32 +152,39 @@ func (c *Counter) Attach(t *Table) (removed map[string]FlagUsage, unused int) {
 		return nil, 0
 	}
 	c.current = t
-	left := 0
-	if old != nil {
-		left = leaving(old.flags, t.flags)
+	if old == nil {
+		return nil, 0
 	}
+	left := leaving(old.flags, t.flags)
 	sec := time.Now().Unix()
-	for key, kc := range c.keys {
+	for j := range old.cells {
+		k := old.cells[j].Load()
+		if k == nil {
+			continue
+		}
+		key := old.flags.FlagKey(j)
 		i := t.flags.Index(key)
 		if i < 0 {
-			if u := kc.usage(sec); u.Evaluations > 0 {
+			if u := c.keyUsage(old, j, sec); u.Evaluations > 0 || u.Bulk > 0 {
 				if removed == nil {
 					removed = map[string]FlagUsage{}
 				}
 				removed[key] = u
 			}
-			delete(c.keys, key)
+			delete(c.retired, key)
 			continue
 		}
-		kc.follow(t.flags, i)
-		if kc.current != nil {
-			t.slots[i].Store(kc.current)
+		t.cells[i].Store(c.follow(key, k, variantNames(old.flags, j), t.flags, i))
+	}
+	for key := range c.retired {
+		if t.flags.Index(key) < 0 {
+			delete(c.retired, key)
 		}
 	}
 	return removed, max(left-len(removed), 0)
 }
 
-// leaving is how many flags of old are not in next.
+// leaving counts the flags of old that next does not have.
 func leaving(old, next Flags) int {
 	n := 0
 	for i := range old.Slots() {
@@ -190,32 +195,54 @@ func leaving(old, next Flags) int {
 	return n
 }
 
-// follow makes the key's current counts those of the variants of the flag
-// at index i of flags, retiring the counts of the variants it had.
-func (kc *keyCounts) follow(flags Flags, i int) {
-	if kc.current == nil || kc.current.of(flags, i) {
-		return
+// follow returns the cell that counts key, whose counts of variants names
+// are k, as the flag at index i of flags: k when the flag has those
+// variants; else k is retired, and the key's retired cell of the flag's
+// variants, if any, comes back (nil: a cell is made on first evaluation).
+func (c *Counter) follow(key string, k *cell, names []string, flags Flags, i int) *cell {
+	if sameVariants(names, flags, i) {
+		return k
 	}
-	kc.retired = append(kc.retired, kc.current)
-	kc.current = nil
-	for j, r := range kc.retired {
-		if r.of(flags, i) {
-			kc.current = r
-			kc.retired = append(kc.retired[:j], kc.retired[j+1:]...)
-			return
+	rs := append(c.retired[key], retiredCell{k, names})
+	for j, r := range rs {
+		if sameVariants(r.names, flags, i) {
+			c.retired[key] = slices.Delete(rs, j, j+1)
+			return r.cell
 		}
 	}
+	c.retired[key] = rs
+	return nil
 }
 
-// countsFor returns the counts that an evaluation of the flag at index i of
-// t adds to, making them on the key's first evaluation: the key's current
-// counts when the flag has the variants of the set in force, else those of
-// its former variants. It returns nil when the set in force does not have
-// the key, whose evaluations are no longer counted.
-func (c *Counter) countsFor(t *Table, i int) *counts {
+func variantNames(flags Flags, i int) []string {
+	names := make([]string, flags.VariantCount(i))
+	for j := range names {
+		names[j] = flags.VariantName(i, j)
+	}
+	return names
+}
+
+func sameVariants(names []string, flags Flags, i int) bool {
+	if flags.VariantCount(i) != len(names) {
+		return false
+	}
+	for j, name := range names {
+		if flags.VariantName(i, j) != name {
+			return false
+		}
+	}
+	return true
+}
+
+// cellFor returns the cell that an evaluation of the flag at index i of t
+// adds to, making it on the key's first evaluation: the cell of the key
+// in the set in force when the flag has its variants there, else the
+// key's retired cell of its variants. It returns nil when the set in
+// force does not have the key, whose evaluations are no longer counted.
+func (c *Counter) cellFor(t *Table, i int) *cell {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if k := t.slots[i].Load(); k != nil {
+	if k := t.cells[i].Load(); k != nil {
 		return k
 	}
 	cur := c.current
@@ -227,47 +254,78 @@ func (c *Counter) countsFor(t *Table, i int) *counts {
 	if j < 0 {
 		return nil
 	}
-	kc := c.keys[key]
-	if kc == nil {
-		kc = &keyCounts{}
-		c.keys[key] = kc
+	k := cur.cells[j].Load()
+	if k == nil {
+		k = &cell{}
+		cur.cells[j].Store(k)
 	}
-	if kc.current == nil {
-		kc.current = newCounts(cur.flags, j, c.shards.n)
-		cur.slots[j].Store(kc.current)
+	if t != cur && !sameVariants(variantNames(cur.flags, j), t.flags, i) {
+		k = c.former(key, t.flags, i)
 	}
-	k := kc.current
-	if !k.of(t.flags, i) {
-		k = kc.former(t.flags, i, c.shards.n)
-	}
-	t.slots[i].Store(k)
+	t.cells[i].Store(k)
 	return k
 }
 
-// former returns the key's retired counts of the variants of the flag at
-// index i of flags, making them if there are none.
-func (kc *keyCounts) former(flags Flags, i, shards int) *counts {
-	for _, r := range kc.retired {
-		if r.of(flags, i) {
-			return r
+// former returns the key's retired cell of the variants of the flag at
+// index i of flags, making it if there is none.
+func (c *Counter) former(key string, flags Flags, i int) *cell {
+	for _, r := range c.retired[key] {
+		if sameVariants(r.names, flags, i) {
+			return r.cell
 		}
 	}
-	r := newCounts(flags, i, shards)
-	kc.retired = append(kc.retired, r)
-	return r
+	r := retiredCell{&cell{}, variantNames(flags, i)}
+	c.retired[key] = append(c.retired[key], r)
+	return r.cell
 }
 
-// usage adds up the key's counts, stamping sec on those that changed.
-func (kc *keyCounts) usage(sec int64) FlagUsage {
+// keyUsage adds up the counts of the key of the flag at index i of t, the
+// table in force or the one it replaced, and its retired cells, stamping
+// sec on those that changed.
+func (c *Counter) keyUsage(t *Table, i int, sec int64) FlagUsage {
 	var u FlagUsage
-	last := kc.current.add(&u, sec)
-	for _, r := range kc.retired {
-		last = max(last, r.add(&u, sec))
+	key := t.flags.FlagKey(i)
+	last := addCell(&u, t.cells[i].Load(), variantNames(t.flags, i), sec)
+	for _, r := range c.retired[key] {
+		last = max(last, addCell(&u, r.cell, r.names, sec))
 	}
 	if last > 0 {
 		u.LastEvaluated = time.Unix(last, 0).UTC()
 	}
 	return u
+}
+
+// addCell adds the counts of k, of variants names, to u, and returns the
+// second of the last evaluation it counted. A nil cell adds nothing.
+func addCell(u *FlagUsage, k *cell, names []string, sec int64) int64 {
+	if k == nil {
+		return 0
+	}
+	n := len(names)
+	byOutcome := make([]uint64, outcomes(n))
+	total := k.counts(byOutcome)
+	for j, name := range names {
+		if byOutcome[j] > 0 {
+			if u.Variants == nil {
+				u.Variants = map[string]uint64{}
+			}
+			u.Variants[name] += byOutcome[j]
+		}
+	}
+	bulk := byOutcome[bulkOutcome(n)]
+	u.Bulk += bulk
+	u.Evaluations += total - bulk
+	for code := range numErrorCodes {
+		if e := byOutcome[errorOutcome(n, code)]; e > 0 {
+			if u.ErrorCodes == nil {
+				u.ErrorCodes = map[string]uint64{}
+			}
+			u.ErrorCodes[code.String()] += e
+			u.Errors += e
+		}
+	}
+	// A bulk evaluation is a read too: it stamps LastEvaluated.
+	return k.note(total, sec)
 }
 
 // Tick notes that the flags whose counts changed since the last Tick
@@ -277,10 +335,25 @@ func (c *Counter) Tick(now time.Time) {
 	sec := now.Unix()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, kc := range c.keys {
-		kc.current.stamp(sec)
-		for _, r := range kc.retired {
-			r.stamp(sec)
+	c.eachCell(func(k *cell, n int) {
+		byOutcome := make([]uint64, outcomes(n))
+		k.note(k.counts(byOutcome), sec)
+	})
+}
+
+// eachCell calls f for every cell of the table in force and every retired
+// cell, with its number of variants; under c.mu.
+func (c *Counter) eachCell(f func(k *cell, variants int)) {
+	if t := c.current; t != nil {
+		for i := range t.cells {
+			if k := t.cells[i].Load(); k != nil {
+				f(k, t.flags.VariantCount(i))
+			}
+		}
+	}
+	for _, rs := range c.retired {
+		for _, r := range rs {
+			f(r.cell, len(r.names))
 		}
 	}
 }
@@ -295,15 +368,9 @@ func (c *Counter) Snapshot(now time.Time) Usage {
 	u := Usage{Since: c.since, Flags: map[string]FlagUsage{}}
 	if t := c.current; t != nil {
 		for i := range t.flags.Slots() {
-			key := t.flags.FlagKey(i)
-			if key == "" {
-				continue
+			if key := t.flags.FlagKey(i); key != "" {
+				u.Flags[key] = c.keyUsage(t, i, sec)
 			}
-			var fu FlagUsage
-			if kc := c.keys[key]; kc != nil {
-				fu = kc.usage(sec)
-			}
-			u.Flags[key] = fu
 		}
 	}
 	u.Missing, u.MissingDropped = c.missing.snapshot()
@@ -317,11 +384,6 @@ func (c *Counter) Reset(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.since = now
-	for _, kc := range c.keys {
-		kc.current.zero()
-		for _, r := range kc.retired {
-			r.zero()
-		}
-	}
-	c.missing.reset(c.shards.n)
+	c.eachCell(func(k *cell, _ int) { k.zero() })
+	c.missing.reset(c.missing.window.Load().tallies)
 }

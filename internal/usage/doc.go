@@ -7,14 +7,14 @@
 // flag sets: when a set replaces another ([Counter.Attach]), each key keeps
 // its counts, and counts of variants a key no longer has stay with the key.
 //
-// Counting must not slow an evaluation down or make evaluations on several
-// cores wait for each other, so each flag's counters are split into shards,
-// one cache line apart, and an evaluation adds to the shard of the processor
-// it runs on.
+// Counting must not slow an evaluation down, nor make evaluations on
+// several cores wait for each other, nor cost more memory than the flags:
+// a flag's counts start in one packed word (a [cell]), and only a flag
+// whose evaluations collide spreads them over shards a cache line apart.
 //
 //	c := usage.NewCounter(time.Now())
 //	t := c.NewTable(flags) // flags: the set's keys and variants by index
 //	c.Attach(t)            // before anything evaluates the set
-//	t.Count(index, variant)
+//	t.Served(index, variant)
 //	u := c.Snapshot(time.Now())
 package usage

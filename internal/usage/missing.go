@@ -12,30 +12,81 @@ import (
 // not define, in the counter's window.
 type missingKeys struct {
 	window atomic.Pointer[missingWindow]
+	// windows numbers the windows, for the tallies; current is the
+	// number of the window in force, read by every tallied count.
+	windows, current atomic.Uint64
 }
 
-// missingWindow is one window's missing keys. An evaluation reads keys
-// without a lock; a new key replaces the map with a copy, under
-// Counter.mu, which at most MaxMissingKeys keys keep cheap.
+// missingWindow is one window's missing keys, counted in two ways. Most
+// are counted in a tally that the flag set keeps with its error for the
+// key, which the evaluation found already: a tally joins the window on
+// the key's first count in it. The others (a set keeps a bounded number
+// of such errors) are counted in a cell by key: an evaluation reads the
+// keys without a lock, and a new key replaces the map with a copy, which
+// at most MaxMissingKeys keys keep cheap. Both under Counter.mu.
 type missingWindow struct {
-	keys   atomic.Pointer[map[string][]atomic.Uint64] // a count per shard, a line apart
-	shards int
-	// dropped is a bitmap of the hashes of the keys that did not fit,
-	// under Counter.mu.
+	id      uint64
+	tallies map[string][]*atomic.Uint64
+	keys    atomic.Pointer[map[string]*cell]
+	// dropped is a bitmap of the hashes of the keys that did not fit.
 	dropped []uint64
 	seed    maphash.Seed
 }
 
-const droppedBits = 1 << 16
+const (
+	droppedBits = 1 << 16
+	// droppedWindow marks a tally whose key did not fit in its window.
+	droppedWindow = 1 << 63
+)
 
-func (m *missingKeys) reset(shards int) {
-	w := &missingWindow{shards: shards, seed: maphash.MakeSeed()}
-	keys := map[string][]atomic.Uint64{}
+// reset starts a new window. The tallies of the old one are zeroed after
+// the new one is in place: an evaluation that counts meanwhile is counted
+// in the old window, or kept in its tally for the new one.
+func (m *missingKeys) reset(old map[string][]*atomic.Uint64) {
+	w := &missingWindow{id: m.windows.Add(1), tallies: map[string][]*atomic.Uint64{}, seed: maphash.MakeSeed()}
+	keys := map[string]*cell{}
 	w.keys.Store(&keys)
 	m.window.Store(w)
+	m.current.Store(w.id)
+	for _, ts := range old {
+		for _, n := range ts {
+			n.Swap(0)
+		}
+	}
 }
 
-// count counts one evaluation of key.
+// tallied counts one evaluation of key in count, whose window is not the
+// one in force: the tally joins it.
+func (m *missingKeys) tallied(key string, count, window *atomic.Uint64, c *Counter) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := m.window.Load()
+	switch window.Load() {
+	case w.id:
+	case w.id | droppedWindow:
+		return
+	default:
+		if _, known := w.tallies[key]; !known && !w.room(key) {
+			w.drop(key)
+			window.Store(w.id | droppedWindow)
+			return
+		}
+		w.tallies[strings.Clone(key)] = append(w.tallies[key], count)
+		window.Store(w.id)
+	}
+	count.Add(1)
+}
+
+// room reports whether the window can count one more key than it does.
+func (w *missingWindow) room(key string) bool {
+	keys := *w.keys.Load()
+	if _, ok := keys[key]; ok {
+		return true
+	}
+	return len(w.tallies)+len(keys) < MaxMissingKeys
+}
+
+// count counts one evaluation of key, which has no tally.
 func (m *missingKeys) count(key string, c *Counter) {
 	w := m.window.Load()
 	n, ok := (*w.keys.Load())[key]
@@ -44,14 +95,12 @@ func (m *missingKeys) count(key string, c *Counter) {
 			return
 		}
 	}
-	tok := c.shards.pool.Get().(*token)
-	n[tok.shard*lineWords].Add(1)
-	c.shards.pool.Put(tok)
+	n.add(0, nil, 0)
 }
 
-// add makes key's counters, or notes it as dropped when the window has
-// no room for it (nil).
-func (m *missingKeys) add(key string, c *Counter) []atomic.Uint64 {
+// add makes key's cell, or notes it as dropped when the window has no
+// room for it (nil).
+func (m *missingKeys) add(key string, c *Counter) *cell {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	w := m.window.Load()
@@ -59,15 +108,15 @@ func (m *missingKeys) add(key string, c *Counter) []atomic.Uint64 {
 	if n, ok := keys[key]; ok {
 		return n
 	}
-	if len(keys) >= MaxMissingKeys {
+	if _, tallied := w.tallies[key]; !tallied && !w.room(key) {
 		w.drop(key)
 		return nil
 	}
-	next := make(map[string][]atomic.Uint64, len(keys)+1)
+	next := make(map[string]*cell, len(keys)+1)
 	for k, n := range keys {
 		next[k] = n
 	}
-	n := make([]atomic.Uint64, w.shards*lineWords)
+	n := &cell{}
 	next[strings.Clone(key)] = n // the caller's key may be a buffer it reuses
 	w.keys.Store(&next)
 	return n
@@ -78,13 +127,18 @@ func (m *missingKeys) add(key string, c *Counter) []atomic.Uint64 {
 func (m *missingKeys) snapshot() (map[string]uint64, uint64) {
 	w := m.window.Load()
 	out := map[string]uint64{}
+	var one [1]uint64
 	for key, n := range *w.keys.Load() {
-		var sum uint64
-		for s := range w.shards {
-			sum += n[s*lineWords].Load()
-		}
-		if sum > 0 {
+		one[0] = 0
+		if sum := n.counts(one[:]); sum > 0 {
 			out[key] = sum
+		}
+	}
+	for key, ts := range w.tallies {
+		for _, n := range ts {
+			if v := n.Load(); v > 0 {
+				out[key] += v
+			}
 		}
 	}
 	return out, w.droppedKeys()

@@ -3,7 +3,9 @@ package usage
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -245,12 +247,12 @@ func TestCountsAreExactUnderConcurrency(t *testing.T) {
 	}
 }
 
-// Each shard of a flag's counts has cache lines of its own.
+// Each shard of a hot flag's counts has cache lines of its own.
 func TestShardsAreALineApart(t *testing.T) {
-	for _, n := range []int{0, 1, 6, 7, 300} {
-		k := newCounts(newSet("f", make([]string, n)), 0, 4)
-		if k.stride%lineWords != 0 || k.stride < wordVariant+n || len(k.words) != 4*k.stride {
-			t.Errorf("%d variants: stride %d, %d words", n, k.stride, len(k.words))
+	for _, k := range []int{1, 5, 7, 8, 9, 305} {
+		s := newShardSet(4, k, nil)
+		if s.stride%lineWords != 0 || s.stride < k || len(s.words) != 4*s.stride {
+			t.Errorf("%d outcomes: stride %d, %d words", k, s.stride, len(s.words))
 		}
 	}
 }
@@ -291,4 +293,153 @@ func BenchmarkServedNoAlloc(b *testing.B) {
 			tb.Served(0, 0)
 		}
 	})
+}
+
+// Counts past what a packed count holds move to wide counters, exactly.
+func TestCountsPastThePackedWord(t *testing.T) {
+	c := NewCounter(time.Now())
+	tb := attach(c, newSet("f", []string{"a", "b", "c", "d", "e"}))
+	const many = 3*spillAt + 7
+	for i := range many {
+		tb.Served(0, i%2) // a and b spill, more than once
+	}
+	tb.Served(0, 4) // past the packed word's four outcomes
+	tb.Unserved(0)
+	tb.Bulk([]int32{0, 0})
+	u := c.Snapshot(time.Now()).Flags["f"]
+	want := map[string]uint64{"a": many/2 + 1, "b": many / 2, "e": 1}
+	if u.Evaluations != many+2 || u.Bulk != 2 || !maps.Equal(u.Variants, want) {
+		t.Errorf("f: %+v, want variants %v", u, want)
+	}
+	c.Reset(time.Now())
+	if u := c.Snapshot(time.Now()).Flags["f"]; u.Evaluations != 0 || u.Bulk != 0 {
+		t.Errorf("after Reset: %+v", u)
+	}
+}
+
+// A flag evaluated once costs one cell of 32 bytes, and no more.
+func TestAFlagEvaluatedOnceCostsOneCell(t *testing.T) {
+	c := NewCounter(time.Now())
+	tb := attach(c, newSet("f", onOff, "g", onOff))
+	if n := testing.AllocsPerRun(1, func() { tb.cells[0].Store(nil); tb.Served(0, 1) }); n != 1 {
+		t.Errorf("a first evaluation allocates %v times, want once (its cell)", n)
+	}
+	if size := reflect.TypeFor[cell]().Size(); size != 32 {
+		t.Errorf("a cell is %d bytes", size)
+	}
+}
+
+// Evaluations that collide make the flag's cell hot: it counts in shards,
+// which double while they still collide, up to maxShards, and keep every
+// count.
+func TestCollisionsMakeACellHot(t *testing.T) {
+	c := NewCounter(time.Now())
+	tb := attach(c, newSet("hot", onOff))
+	tb.Served(0, 0)
+	k := tb.cells[0].Load()
+	w := k.widen(tb, 0)
+	for range hotAfter {
+		k.collided(w)
+	}
+	s := w.shards.Load()
+	if s == nil || s.n != min(2, maxShards()) {
+		t.Fatalf("after %d collisions: shards %+v", hotAfter, s)
+	}
+	for s.n < maxShards() {
+		grown := s.n
+		for range hotAfter {
+			s.collided(w)
+		}
+		if s = w.shards.Load(); s.n != 2*grown || s.prev == nil {
+			t.Fatalf("shards grew from %d to %d", grown, s.n)
+		}
+	}
+	for range 2 * hotAfter {
+		s.collided(w)
+	}
+	if w.shards.Load() != s {
+		t.Errorf("shards grew past maxShards, %d", maxShards())
+	}
+	for range 1000 {
+		tb.Served(0, 0) // into shards at random, old and new
+	}
+	tb.Served(0, 1)
+	u := c.Snapshot(time.Now()).Flags["hot"]
+	if u.Variants["off"] != 1 || u.Variants["on"] != 1001 || u.Evaluations != 1002 {
+		t.Errorf("hot: %+v", u)
+	}
+}
+
+// Sixteen goroutines hammering one flag lose no count, whatever the cell
+// becomes meanwhile.
+func TestSixteenGoroutinesOnOneFlag(t *testing.T) {
+	c := NewCounter(time.Now())
+	tb := attach(c, newSet("hot", onOff))
+	var wg sync.WaitGroup
+	const each = 40000
+	for g := range 16 {
+		wg.Go(func() {
+			for i := range each {
+				tb.Served(0, (i+g)%2)
+				if i%1000 == 0 {
+					tb.Failed(0, ParseError)
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for range 50 {
+			c.Snapshot(time.Now())
+		}
+	})
+	wg.Wait()
+	u := c.Snapshot(time.Now()).Flags["hot"]
+	if u.Evaluations != 16*each+16*each/1000 || !maps.Equal(u.Variants, map[string]uint64{"on": 8 * each, "off": 8 * each}) || u.Errors != 16*each/1000 {
+		t.Errorf("hot: %+v", u)
+	}
+}
+
+// A missing key counted in the tallies that flag sets keep with its error
+// adds up with the key's other counts, across sets and windows.
+func TestMissingKeysTallied(t *testing.T) {
+	c := NewCounter(time.Now())
+	tb := attach(c, newSet("b", onOff))
+	var count1, window1, count2, window2 atomic.Uint64 // two sets' tallies of "gone"
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 1000 {
+				tb.MissingTallied("gone", &count1, &window1)
+				tb.MissingTallied("gone", &count2, &window2)
+			}
+		})
+	}
+	wg.Wait()
+	tb.Missing("gone") // from a set that keeps no error for it
+	tb.Missing("other")
+	if got := c.Snapshot(time.Now()).Missing; !maps.Equal(got, map[string]uint64{"gone": 8001, "other": 1}) {
+		t.Errorf("missing %v", got)
+	}
+	c.Reset(time.Now())
+	tb.MissingTallied("gone", &count1, &window1)
+	if got := c.Snapshot(time.Now()).Missing; !maps.Equal(got, map[string]uint64{"gone": 1}) {
+		t.Errorf("after Reset: missing %v", got)
+	}
+}
+
+// Tallied and untallied keys share the bound on keys.
+func TestMissingTalliesPastTheLimit(t *testing.T) {
+	c := NewCounter(time.Now())
+	tb := attach(c, newSet())
+	for i := range MaxMissingKeys - 1 {
+		tb.Missing(fmt.Sprint("k", i))
+	}
+	var in, inWindow, out, outWindow atomic.Uint64
+	tb.MissingTallied("last", &in, &inWindow)
+	tb.MissingTallied("past", &out, &outWindow)
+	tb.MissingTallied("past", &out, &outWindow)
+	u := c.Snapshot(time.Now())
+	if len(u.Missing) != MaxMissingKeys || u.Missing["last"] != 1 || u.MissingDropped != 1 {
+		t.Errorf("%d keys, last %d, %d dropped", len(u.Missing), u.Missing["last"], u.MissingDropped)
+	}
 }

@@ -1,0 +1,228 @@
+package usage
+
+import (
+	"math/bits"
+	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
+)
+
+// A cell counts the evaluations of one key with one list of variants, by
+// outcome: outcome j < n is variant j of the n, then come the evaluations
+// that served no variant, the bulk evaluations, and the failures, one
+// outcome per ErrorCode.
+//
+// Almost every flag is evaluated from one goroutine at a time, or rarely
+// enough that two evaluations never meet; a few hot ones are evaluated on
+// every core at once. So a cell starts as one word holding four 16-bit
+// counts, the first four outcomes, that an evaluation adds to with one
+// compare-and-swap; a count about to fill its 16 bits is moved to a wide
+// counter of its own. A compare-and-swap that fails is two evaluations
+// colliding: after hotAfter of them the cell counts in shards, one cache
+// line apart, doubled as long as they still collide, up to a bound that
+// the processors can use. Memory then follows contention: 32 bytes for a
+// flag evaluated once, lines of shards only for the flags that need them
+// (figures in bench/README.md, "What counting costs").
+type cell struct {
+	packed atomic.Uint64
+	wide   atomic.Pointer[wideCounts]
+	// seen is the total last seen and last the second it was seen at;
+	// under Counter.mu.
+	seen uint64
+	last int64
+}
+
+const (
+	packedFields = 4
+	fieldBits    = 16
+	fieldMask    = 1<<fieldBits - 1
+	// spillAt is the count at which a packed count moves to its wide
+	// counter: the 16 bits then have room for the 2^15 evaluations that
+	// may land between the add that reaches it and the move.
+	spillAt = 1 << 15
+	// hotAfter is how many collisions make a cell count in shards.
+	hotAfter = 16
+	// lineWords is a cache line in counters.
+	lineWords = 8
+)
+
+// outcomes is how many outcomes a flag of n variants has.
+func outcomes(n int) int { return n + 2 + int(numErrorCodes) }
+
+// The outcomes after the variants of a flag of n variants.
+func noneOutcome(n int) int               { return n }
+func bulkOutcome(n int) int               { return n + 1 }
+func errorOutcome(n int, c ErrorCode) int { return n + 2 + int(c) }
+
+// wideCounts are a cell's counts past its packed word.
+type wideCounts struct {
+	words      []atomic.Uint64 // one per outcome
+	collisions atomic.Uint64
+	shards     atomic.Pointer[shardSet]
+}
+
+// shardSet is a hot cell's counters: n shards of one word per outcome,
+// stride words apart. A set that a larger one replaces stays linked from
+// it: an evaluation that loaded it before still adds to it.
+type shardSet struct {
+	words      []atomic.Uint64
+	n, stride  int
+	collisions atomic.Uint64
+	prev       *shardSet
+}
+
+// maxShards is the most shards a cell grows to: twice the processors, so
+// that evaluations on every processor at once, each picking a shard at
+// random, seldom pick the same.
+func maxShards() int { return 1 << bits.Len(uint(2*runtime.GOMAXPROCS(0)-1)) }
+
+// add counts one evaluation of outcome o of the flag at index i of t,
+// whose number of outcomes is only looked up when the cell widens.
+func (c *cell) add(o int, t *Table, i int) {
+	if w := c.wide.Load(); w != nil {
+		if s := w.shards.Load(); s != nil {
+			s.add(o, w)
+			return
+		}
+		if o >= packedFields {
+			if collided(&w.words[o], 1) {
+				c.collided(w)
+			}
+			return
+		}
+	} else if o >= packedFields {
+		w = c.widen(t, i)
+		if collided(&w.words[o], 1) {
+			c.collided(w)
+		}
+		return
+	}
+	shift := uint(fieldBits * o)
+	old := c.packed.Load()
+	if !c.packed.CompareAndSwap(old, old+1<<shift) {
+		old = c.packed.Add(1<<shift) - 1<<shift
+		c.collided(c.widen(t, i))
+	}
+	if old>>shift&fieldMask >= spillAt-1 {
+		c.spill(c.widen(t, i))
+	}
+}
+
+// collided adds inc to w as one compare-and-swap would, and reports
+// whether it had to retry, another evaluation having added meanwhile.
+func collided(w *atomic.Uint64, inc uint64) bool {
+	old := w.Load()
+	if w.CompareAndSwap(old, old+inc) {
+		return false
+	}
+	w.Add(inc)
+	return true
+}
+
+// widen returns the cell's wide counts, making them the first time, for
+// the outcomes of the flag at index i of t; a nil t is a missing key's
+// cell, of one outcome.
+func (c *cell) widen(t *Table, i int) *wideCounts {
+	if w := c.wide.Load(); w != nil {
+		return w
+	}
+	k := 1
+	if t != nil {
+		k = outcomes(t.flags.VariantCount(i))
+	}
+	c.wide.CompareAndSwap(nil, &wideCounts{words: make([]atomic.Uint64, k)})
+	return c.wide.Load()
+}
+
+// collided notes a collision, and makes the cell hot after hotAfter.
+func (c *cell) collided(w *wideCounts) {
+	if w.collisions.Add(1) == hotAfter {
+		w.shards.CompareAndSwap(nil, newShardSet(min(2, maxShards()), len(w.words), nil))
+	}
+}
+
+// spill moves the packed counts to the wide counters: an add that lands
+// meanwhile is in the swapped word, and moved, or in the new one.
+func (c *cell) spill(w *wideCounts) {
+	old := c.packed.Swap(0)
+	for f := range packedFields {
+		if n := old >> (fieldBits * f) & fieldMask; n > 0 {
+			w.words[f].Add(n)
+		}
+	}
+}
+
+func newShardSet(n, k int, prev *shardSet) *shardSet {
+	stride := (k + lineWords - 1) / lineWords * lineWords
+	return &shardSet{words: make([]atomic.Uint64, n*stride), n: n, stride: stride, prev: prev}
+}
+
+// add counts outcome o in a shard picked at random: evaluations on several
+// processors then meet on one line seldom, and no goroutine needs to know
+// where it runs. Shards that still collide are doubled.
+func (s *shardSet) add(o int, w *wideCounts) {
+	i := int(rand.Uint32()) & (s.n - 1)
+	if collided(&s.words[i*s.stride+o], 1) {
+		s.collided(w)
+	}
+}
+
+// collided notes a collision in s, and doubles the shards of w after
+// hotAfter, up to maxShards.
+func (s *shardSet) collided(w *wideCounts) {
+	if s.collisions.Add(1) == hotAfter && s.n < maxShards() {
+		w.shards.CompareAndSwap(s, newShardSet(2*s.n, s.stride, s)) // a stride holds every outcome
+	}
+}
+
+// counts adds up the cell's counts by outcome into out, which has a word
+// per outcome, and returns their total.
+func (c *cell) counts(out []uint64) uint64 {
+	old := c.packed.Load()
+	for f := range min(packedFields, len(out)) {
+		out[f] += old >> (fieldBits * f) & fieldMask
+	}
+	if w := c.wide.Load(); w != nil {
+		for o := range w.words {
+			out[o] += w.words[o].Load()
+		}
+		for s := w.shards.Load(); s != nil; s = s.prev {
+			for i := range s.n {
+				for o := range out {
+					out[o] += s.words[i*s.stride+o].Load()
+				}
+			}
+		}
+	}
+	var total uint64
+	for _, n := range out {
+		total += n
+	}
+	return total
+}
+
+// zero sets every count to zero. An evaluation that adds meanwhile is
+// counted before or after, as its word was zeroed after or before it.
+func (c *cell) zero() {
+	c.packed.Swap(0)
+	if w := c.wide.Load(); w != nil {
+		for o := range w.words {
+			w.words[o].Swap(0)
+		}
+		for s := w.shards.Load(); s != nil; s = s.prev {
+			for i := range s.words {
+				s.words[i].Swap(0)
+			}
+		}
+	}
+	c.seen, c.last = 0, 0
+}
+
+// note stamps sec as the time of the last evaluation if the total changed
+// since the last note, and returns the stamp.
+func (c *cell) note(total uint64, sec int64) int64 {
+	if total != c.seen {
+		c.seen, c.last = total, sec
+	}
+	return c.last
+}
