@@ -7,6 +7,8 @@ import (
 	"slices"
 )
 
+var noStore = []string{"no-store"}
+
 // answerNotReady answers a request that came before the first flag set.
 func answerNotReady(w http.ResponseWriter, key string) {
 	w.Header().Set("Retry-After", "1")
@@ -55,7 +57,7 @@ func (h *ofrepHandler) answerOne(w http.ResponseWriter, key string, sets []strin
 	}
 	buf := ofrepBuffers.Get().(*[]byte)
 	b := append(v.appendFlag((*buf)[:0], &f), '\n')
-	w.Header().Set("Cache-Control", "no-store")
+	w.Header()["Cache-Control"] = noStore
 	writeJSON(w, status, b)
 	*buf = b
 	ofrepBuffers.Put(buf)

@@ -214,9 +214,13 @@ var (
 	ofrepResults = sync.Pool{New: func() any { return new(AllFlags) }}
 )
 
+// jsonContentType is the header's value, shared by every answer rather
+// than made for each.
+var jsonContentType = []string{"application/json"}
+
 // writeJSON answers b as JSON with status.
 func writeJSON(w http.ResponseWriter, status int, b []byte) {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }

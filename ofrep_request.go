@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -54,7 +53,11 @@ func badContext(format string, args ...any) *errRequest {
 // object; none is an empty context), then the static values over it, then
 // the attributes of the mapped headers over those, in flagd's order.
 func (h *ofrepHandler) context(w http.ResponseWriter, r *http.Request) (map[string]any, *errRequest) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.maxBody))
+	buf := ofrepBuffers.Get().(*[]byte)
+	defer ofrepBuffers.Put(buf)
+	body := bytes.NewBuffer((*buf)[:0])
+	_, err := body.ReadFrom(http.MaxBytesReader(w, r.Body, h.cfg.maxBody))
+	*buf = body.Bytes()
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -63,7 +66,7 @@ func (h *ofrepHandler) context(w http.ResponseWriter, r *http.Request) (map[stri
 		}
 		return nil, badContext("reading the request body: %v", err)
 	}
-	ctx, bad := parseContext(body)
+	ctx, bad := parseContext(body.Bytes())
 	if bad != nil {
 		return nil, bad
 	}
@@ -91,18 +94,16 @@ func parseContext(body []byte) (map[string]any, *errRequest) {
 		return nil, badContext("the request nests %d levels deep, over the limit of %d", d, maxContextDepth)
 	}
 	var req struct {
-		Context json.RawMessage `json:"context"`
+		Context map[string]any `json:"context"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field == "context" {
+			return nil, badContext("context must be a JSON object of attributes, not %s", typeErr.Value)
+		}
 		return nil, badContext("the request body is not a JSON object {\"context\": {...}}: %v", err)
 	}
-	if len(req.Context) == 0 || string(req.Context) == "null" {
-		return nil, nil
-	}
-	var ctx map[string]any
-	if err := json.Unmarshal(req.Context, &ctx); err != nil {
-		return nil, badContext("context must be a JSON object of attributes: %v", err)
-	}
+	ctx := req.Context
 	if tk, ok := ctx["targetingKey"]; ok {
 		if _, isString := tk.(string); !isString {
 			return nil, badContext("targetingKey must be a string, not %s", jsonKind(tk))

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,6 +63,43 @@ func parallelRows(b *testing.B, opts ...flagsnap.Option) {
 					}
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkHotFlagScaling is one flag evaluated by one goroutine and by
+// two at once (GOMAXPROCS 2), by turns in bursts, with usage counting on
+// (H1) and off (H2): a machine whose speed drifts moves both alike, as in
+// BenchmarkUsageCost. Reported: nanoseconds per evaluation on one core
+// and on two, and the scaling (the first over the second).
+func BenchmarkHotFlagScaling(b *testing.B) {
+	for _, c := range []struct {
+		id   string
+		opts []flagsnap.Option
+	}{{"H1_counting", nil}, {"H2_without_counting", []flagsnap.Option{flagsnap.WithoutUsage()}}} {
+		b.Run(c.id, func(b *testing.B) {
+			p, _ := provider(b, []byte(evalFlags), fractional.V2, c.opts...)
+			r := evalRows[1]
+			const burst = 200_000
+			burstOf := func(goroutines int) time.Duration {
+				var wg sync.WaitGroup
+				start := time.Now()
+				for range goroutines {
+					wg.Go(func() { evaluate(p, r, burst/goroutines) })
+				}
+				wg.Wait()
+				return time.Since(start)
+			}
+			burstOf(2) // the flag is hot from now on, as in a service
+			var one, two time.Duration
+			for b.Loop() {
+				one += burstOf(1)
+				two += burstOf(2)
+			}
+			evals := float64(b.N * burst)
+			b.ReportMetric(float64(one.Nanoseconds())/evals, "1core-ns/eval")
+			b.ReportMetric(float64(two.Nanoseconds())/evals, "2cores-ns/eval")
+			b.ReportMetric(float64(one)/float64(two), "scaling")
 		})
 	}
 }

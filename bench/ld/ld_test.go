@@ -160,14 +160,20 @@ func BenchmarkHeapEvaluatedVsLD(b *testing.B) {
 		before := heapInUse()
 		p := loadFlagsnap(b, flagdPath, opts...)
 		defer p.Shutdown()
-		for i := range n {
-			p.BooleanEvaluation(ctx, fmt.Sprintf("flag_%d", i), false, evalCtx)
+		for _, f := range flaggen.Flags(n, 0) {
+			// Each flag read as its type, as code reads it.
+			if _, isString := f.Variants[0].Value.(string); isString {
+				p.StringEvaluation(ctx, f.Key, "", evalCtx)
+			} else {
+				p.BooleanEvaluation(ctx, f.Key, false, evalCtx)
+			}
 		}
 		after := heapInUse()
 		runtime.KeepAlive(p)
 		return perFlag(before, after, n)
 	}
 	var on, off, ld float64
+	evaluated() // the first provider of a process also sets up what the others share
 	for b.Loop() {
 		on = evaluated()
 		off = evaluated(flagsnap.WithoutUsage())

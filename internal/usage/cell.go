@@ -2,8 +2,8 @@ package usage
 
 import (
 	"math/bits"
-	"math/rand/v2"
 	"runtime"
+	"sync"
 	"sync/atomic"
 )
 
@@ -157,15 +157,27 @@ func newShardSet(n, k int, prev *shardSet) *shardSet {
 	return &shardSet{words: make([]atomic.Uint64, n*stride), n: n, stride: stride, prev: prev}
 }
 
-// add counts outcome o in a shard picked at random: evaluations on several
-// processors then meet on one line seldom, and no goroutine needs to know
-// where it runs. Shards that still collide are doubled.
+// add counts outcome o in the shard of the processor the evaluation runs
+// on, as a token taken from a sync.Pool (which keeps one per processor)
+// tells: evaluations on several processors then write lines of their own.
+// A token whose shard another processor writes too moves to the next, and
+// shards that still collide are doubled.
 func (s *shardSet) add(o int, w *wideCounts) {
-	i := int(rand.Uint32()) & (s.n - 1)
-	if collided(&s.words[i*s.stride+o], 1) {
+	tok := processorTokens.Get().(*token)
+	if collided(&s.words[(tok.shard&(s.n-1))*s.stride+o], 1) {
+		tok.shard++
 		s.collided(w)
 	}
+	processorTokens.Put(tok)
 }
+
+// token numbers the processor that holds it.
+type token struct{ shard int }
+
+var (
+	tokens          atomic.Uint32
+	processorTokens = sync.Pool{New: func() any { return &token{shard: int(tokens.Add(1) - 1)} }}
+)
 
 // collided notes a collision in s, and doubles the shards of w after
 // hotAfter, up to maxShards.
