@@ -79,19 +79,17 @@ func maxShards() int { return 1 << bits.Len(uint(2*runtime.GOMAXPROCS(0)-1)) }
 // add counts one evaluation of outcome o of the flag at index i of t,
 // whose number of outcomes is only looked up when the cell widens.
 func (c *cell) add(o int, t *Table, i int) {
-	if w := c.wide.Load(); w != nil {
+	w := c.wide.Load()
+	if w != nil {
 		if s := w.shards.Load(); s != nil {
 			s.add(o, w)
 			return
 		}
-		if o >= packedFields {
-			if collided(&w.words[o], 1) {
-				c.collided(w)
-			}
-			return
+	}
+	if o >= packedFields {
+		if w == nil {
+			w = c.widen(t, i)
 		}
-	} else if o >= packedFields {
-		w = c.widen(t, i)
 		if collided(&w.words[o], 1) {
 			c.collided(w)
 		}

@@ -335,8 +335,10 @@ func (c *Counter) Tick(now time.Time) {
 	sec := now.Unix()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var byOutcome []uint64 // one buffer for every cell: Tick runs every second
 	c.eachCell(func(k *cell, n int) {
-		byOutcome := make([]uint64, outcomes(n))
+		byOutcome = slices.Grow(byOutcome[:0], outcomes(n))[:outcomes(n)]
+		clear(byOutcome)
 		k.note(k.counts(byOutcome), sec)
 	})
 }
