@@ -175,13 +175,7 @@ func (h *debugHandler) serveEvaluate(w http.ResponseWriter, query url.Values) {
 		writeDebugJSON(w, http.StatusBadRequest, debugError{Error: err.Error()})
 		return
 	}
-	res := h.evaluate(key, ctx)
-	if _, err := json.Marshal(res.Explanation); err != nil {
-		// A rule may compute a number JSON cannot hold (1/0 is +Inf):
-		// the text still shows the path.
-		res.Explanation, res.ExplanationError = nil, err.Error()
-	}
-	writeDebugJSON(w, http.StatusOK, res)
+	writeDebugJSON(w, http.StatusOK, h.evaluate(key, ctx))
 }
 
 // debugResult is an evaluation as the debug handler shows it: the details
@@ -201,9 +195,6 @@ type debugResult struct {
 	// flag set.
 	Explanation     *evaluator.Explanation `json:"explanation,omitempty"`
 	ExplanationText string                 `json:"explanationText,omitempty"`
-	// ExplanationError says why Explanation is absent when the text is
-	// not.
-	ExplanationError string `json:"explanationError,omitempty"`
 }
 
 // evaluate evaluates key for ctx in the flag set in force, enrichment

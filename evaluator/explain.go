@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/flagsnap/flagsnap/fractional"
@@ -30,6 +31,45 @@ type Explanation struct {
 	// Rule is the evaluation of the targeting rule, nil when no rule ran
 	// (a flag without targeting, disabled, broken or missing).
 	Rule *Step
+}
+
+// MarshalJSON writes the step as its fields say, but for a number that
+// JSON cannot hold (a rule's 1/0 is +Inf), which it writes as a string,
+// "+Inf", "-Inf" or "NaN", as the explanation's text shows it.
+func (s Step) MarshalJSON() ([]byte, error) {
+	type plain Step // the fields, without this method
+	p := plain(s)
+	p.Result = finiteJSON(p.Result)
+	if b := p.Bucketing; b != nil {
+		c := *b
+		c.Value, c.TargetingKey = finiteJSON(c.Value), finiteJSON(c.TargetingKey)
+		p.Bucketing = &c
+	}
+	return json.Marshal(p)
+}
+
+// finiteJSON is v with every number JSON cannot hold, within arrays and
+// objects too, as its text.
+func finiteJSON(v any) any {
+	switch t := v.(type) {
+	case float64:
+		if math.IsInf(t, 0) || math.IsNaN(t) {
+			return fmt.Sprint(t)
+		}
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = finiteJSON(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = finiteJSON(e)
+		}
+		return out
+	}
+	return v
 }
 
 // Step is one element of a targeting rule as it was evaluated: an

@@ -296,3 +296,23 @@ func BenchmarkExplain(b *testing.B) {
 		_, _ = set.Explain("checkout", ctx)
 	}
 }
+
+// A rule that computes a number JSON cannot hold explains itself in JSON
+// all the same, the number written as its text.
+func TestExplanationJSONOfNonFiniteNumbers(t *testing.T) {
+	set := mustLoad(t, `{"flags": {"f": {"state": "ENABLED", "variants": {"a": "a"}, "defaultVariant": "a",
+	  "targeting": {"if": [{"<": [{"/": [1, 0]}, {"-": [0, {"/": [1, 0]}]}]}, "a", {"merge": [[{"/": [0, 0]}]]}]}}}}`)
+	x, err := set.Explain("f", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(x.Rule)
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	for _, want := range []string{`"result":"+Inf"`, `"result":"-Inf"`, `"result":["NaN"]`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks %s", b, want)
+		}
+	}
+}
