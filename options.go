@@ -138,6 +138,14 @@ func WithURL(rawURL string) Option {
 			c.fail("WithURL: the URL is empty")
 			return
 		}
+		if u, err := url.Parse(rawURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			hint := ""
+			if !strings.Contains(rawURL, "://") {
+				hint = fmt.Sprintf(": did you mean http://%s?", rawURL)
+			}
+			c.fail("WithURL: %q is not an http:// or https:// URL%s", rawURL, hint)
+			return
+		}
 		c.chooseSource("WithURL", kindURL, "reads the flags from a URL")
 		c.URL = rawURL
 	}

@@ -47,6 +47,9 @@ func TestInvalidOptionsAreErrors(t *testing.T) {
 		{"unknown status code name", []Option{inProcess, WithFatalStatusCodeNames("PERMISSION_DENIED", "NOPE")}, `"NOPE" is not a gRPC status code`},
 		{"invalid status code", []Option{inProcess, WithFatalStatusCodes(codes.Code(99))}, "not a gRPC status code"},
 		{"all reported", []Option{WithFile(""), WithDeadline(-1)}, "path is empty"},
+		{"URL without a scheme", []Option{WithURL("127.0.0.1:8016/flags.json")}, `WithURL: "127.0.0.1:8016/flags.json" is not an http:// or https:// URL: did you mean http://127.0.0.1:8016/flags.json?`},
+		{"URL with a host for a scheme", []Option{WithURL("localhost:8016/flags.json")}, "did you mean http://localhost:8016/flags.json?"},
+		{"URL of another scheme", []Option{WithURL("ftp://example.com/flags.json")}, `WithURL: "ftp://example.com/flags.json" is not an http:// or https:// URL`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -194,7 +194,7 @@ func TestURLOptions(t *testing.T) {
 		want string
 	}{
 		{"empty", []Option{WithURL("")}, "WithURL: the URL is empty"},
-		{"scheme", []Option{WithURL("ftp://h/f")}, "must be http or https"},
+		{"scheme", []Option{WithURL("ftp://h/f")}, `WithURL: "ftp://h/f" is not an http:// or https:// URL`},
 		{"with a file", []Option{WithURL("http://h/f"), WithFile("f.json")}, "WithURL and WithFile contradict each other"},
 		{"with a host", []Option{WithHost("h"), WithURL("http://h/f")}, "contradict each other"},
 		{"with flags", []Option{WithURL("http://h/f"), WithFlags([]byte(`{}`))}, "contradict each other"},
