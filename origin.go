@@ -125,6 +125,10 @@ func (o origin) remedy(cause error) string {
 	case originURL:
 		return urlRemedy(cause)
 	}
+	var r source.Remedy
+	if errors.As(cause, &r) && r.Remedy() != "" {
+		return r.Remedy()
+	}
 	return "check the source"
 }
 

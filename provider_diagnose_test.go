@@ -47,6 +47,21 @@ func bareGRPC(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// lostSource reports its origin lost at once, with err, and delivers
+// nothing.
+type lostSource struct{ err error }
+
+func (s lostSource) Run(ctx context.Context, sink source.Sink) error {
+	sink.Lost(s.err)
+	<-ctx.Done()
+	return nil
+}
+
+// remedied is an error that says what to change (source.Remedy).
+type remedied struct{ error }
+
+func (remedied) Remedy() string { return "unseal the vault" }
+
 // Init that gets no flags says what was tried, what went wrong last and
 // what to change, and logs the same text.
 func TestInitFailureSaysWhatHappened(t *testing.T) {
@@ -80,6 +95,12 @@ func TestInitFailureSaysWhatHappened(t *testing.T) {
 		{"file that does not parse", func(t *testing.T) []Option {
 			return []Option{WithFile(broken)}
 		}, []string{"the flag file " + broken, "line 4", "fix the file"}, openfeature.ParseErrorCode, false},
+		{"custom source with its own remedy", func(t *testing.T) []Option {
+			return []Option{WithSource(lostSource{remedied{errors.New("the vault is sealed")}})}
+		}, []string{"the vault is sealed", "To fix: unseal the vault."}, "", true},
+		{"custom source without a remedy", func(t *testing.T) []Option {
+			return []Option{WithSource(lostSource{errors.New("the vault is sealed")})}
+		}, []string{"the vault is sealed", "To fix: check the source."}, "", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

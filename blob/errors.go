@@ -42,21 +42,33 @@ func (e *ObjectError) Error() string {
 	// reports each different failure anew.
 	switch e.Code {
 	case gcerrors.NotFound:
-		msg := fmt.Sprintf("blob: no object at %s: check the bucket and key", e.URL)
+		return fmt.Sprintf("blob: no object at %s: %s", e.URL, e.Remedy())
+	case gcerrors.PermissionDenied:
+		return fmt.Sprintf("blob: %s refused access: %s", e.URL, e.Remedy())
+	case gcerrors.DeadlineExceeded:
+		return fmt.Sprintf("blob: no answer from %s within %v: %s", e.URL, e.Timeout, e.Remedy())
+	}
+	return fmt.Sprintf("blob: reading %s: %v", e.URL, e.Err)
+}
+
+// Remedy says what to change for the usual failures, "" for the others:
+// a provider's Init error quotes it as its "To fix" (source.Remedy).
+func (e *ObjectError) Remedy() string {
+	switch e.Code {
+	case gcerrors.NotFound:
+		remedy := "check the bucket and key"
 		if e.scheme() == "gs" {
 			// GCS answers a read the credentials may not make as if the
 			// object were missing.
-			msg += ", and that the credentials of the environment (" + schemes["gs"] + ") may read it"
+			remedy += ", and that the credentials of the environment (" + schemes["gs"] + ") may read it"
 		}
-		return msg
+		return remedy
 	case gcerrors.PermissionDenied:
-		return fmt.Sprintf("blob: %s refused access: check the credentials of the environment (%s) and that they may read the object",
-			e.URL, schemes[e.scheme()])
+		return fmt.Sprintf("check the credentials of the environment (%s) and that they may read the object", schemes[e.scheme()])
 	case gcerrors.DeadlineExceeded:
-		return fmt.Sprintf("blob: no answer from %s within %v: check the endpoint and the network, or raise the bound with blob.WithTimeout",
-			e.URL, e.Timeout)
+		return "check the endpoint and the network, or raise the bound with blob.WithTimeout"
 	}
-	return fmt.Sprintf("blob: reading %s: %v", e.URL, e.Err)
+	return ""
 }
 
 func (e *ObjectError) Unwrap() error { return e.Err }

@@ -208,7 +208,8 @@ func TestInitSaysWhatToChange(t *testing.T) {
 		if err == nil {
 			t.Fatal("Init succeeded without an object")
 		}
-		for _, want := range []string{"no object at " + st.origin("missing.json"), "check the bucket and key"} {
+		// The "To fix" is the object error's own advice, not a generic one.
+		for _, want := range []string{"no object at " + st.origin("missing.json"), "To fix: check the bucket and key"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("Init: %v\nwant %q", err, want)
 			}

@@ -36,6 +36,15 @@ type Sink interface {
 	Fatal(err error)
 }
 
+// Remedy is what an error a source reports (to Sink.Lost or as Run's
+// error) may say of itself: what to change so that flags come, in a few
+// words ("check the bucket and key"). A provider whose Init gives up
+// quotes it as the error's "To fix", as it advises for its own sources;
+// an empty remedy says nothing.
+type Remedy interface {
+	Remedy() string
+}
+
 // Update is one complete flag set from a source.
 type Update struct {
 	// Flags is the flag document, JSON or YAML.
