@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -73,6 +74,19 @@ func (s *sink) Update(u source.Update) error {
 	return s.acceptAndCache(set, u, digest)
 }
 
+// maxLoggedKeys is how many changed keys a "flags changed" line names.
+const maxLoggedKeys = 20
+
+// changedKeys are the attributes naming the changed keys: the first
+// maxLoggedKeys, then how many more.
+func changedKeys(changes []string) []any {
+	attrs := []any{slog.Int("changed", len(changes)), slog.String("keys", strings.Join(changes[:min(len(changes), maxLoggedKeys)], ","))}
+	if n := len(changes) - maxLoggedKeys; n > 0 {
+		attrs = append(attrs, slog.Int("more", n))
+	}
+	return attrs
+}
+
 // acceptAndCache puts set, compiled from u, whose SHA-256 is digest, in
 // force unless the run has ended, and writes u to the cache file.
 func (s *sink) acceptAndCache(set *evaluator.FlagSet, u source.Update, digest [sha256.Size]byte) error {
@@ -83,12 +97,17 @@ func (s *sink) acceptAndCache(set *evaluator.FlagSet, u source.Update, digest [s
 		return errShutDown
 	}
 	attrs := []any{slog.String("origin", u.Origin), slog.Int("flags", set.Len())}
-	if first {
+	switch {
+	case first:
 		// The one line that says the provider works, and how: the
 		// handler adds the source.
 		p.log.Info("flags loaded", append(attrs, slog.String("resolver", p.resolverName()))...)
-	} else {
-		p.log.Debug("flags loaded", append(attrs, slog.Int("changed", len(changes)))...)
+	case len(changes) > 0:
+		// One line per change of the flags in force, naming what changed:
+		// what an operator looks for after an incident.
+		p.log.Info("flags changed", append(attrs, changedKeys(changes)...)...)
+	default:
+		p.log.Debug("flags loaded", append(attrs, slog.Int("changed", 0))...)
 	}
 	// Written outside the run's lock: a slow disk must not hold up Init's
 	// deadline, Shutdown or the other reports.

@@ -585,8 +585,8 @@ func TestUsageAcrossShutdown(t *testing.T) {
 }
 
 // The line for Init's flags, at INFO, says where they come from and how,
-// and counts no changes, which a first load does not compute; the debug
-// line for an update does.
+// and counts no changes, which a first load does not compute; the line for
+// an update, at INFO too, names the changed keys.
 func TestFlagsLoadedLine(t *testing.T) {
 	var log logtest.Buffer
 	_, m, _ := onMemoryDoc(t, usageFlags, WithLogger(log.Logger()))
@@ -599,8 +599,25 @@ func TestFlagsLoadedLine(t *testing.T) {
 	if err := m.Set([]byte(without)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the update's line", func() bool { return log.Count(`msg="flags loaded"`) == 2 })
-	if n := log.Count(`level=DEBUG msg="flags loaded" origin=memory flags=6 changed=1`); n != 1 {
+	eventually(t, "the update's line", func() bool { return log.Count(`msg="flags changed"`) == 1 })
+	if n := log.Count(`level=INFO msg="flags changed" origin=memory flags=6 changed=1 keys=color`); n != 1 {
+		t.Errorf("the update's line:\n%s", log.String())
+	}
+}
+
+// A change of many flags names the first 20 and counts the others.
+func TestFlagsChangedLineNamesTwentyKeys(t *testing.T) {
+	var log logtest.Buffer
+	_, m, _ := onMemoryDoc(t, string(manyFlags(30)), WithLogger(log.Logger()))
+	if err := m.Set([]byte(strings.ReplaceAll(string(manyFlags(30)), `"defaultVariant":"on"`, `"defaultVariant":"off"`))); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the update's line", func() bool { return log.Count(`msg="flags changed"`) == 1 })
+	var keys []string
+	for i := range 20 {
+		keys = append(keys, fmt.Sprintf("flag-%07d", i))
+	}
+	if n := log.Count(`level=INFO msg="flags changed" origin=memory flags=30 changed=30 keys=` + strings.Join(keys, ",") + ` more=10`); n != 1 {
 		t.Errorf("the update's line:\n%s", log.String())
 	}
 }
