@@ -128,6 +128,8 @@ type config struct {
 	// sourceChoices are the options that chose where the flags come from,
 	// one per option name, to name both sides of a contradiction.
 	sourceChoices []sourceChoice
+	// sourceOptions are the options given that only some sources read.
+	sourceOptions []sourceOption
 	// A variable, not an option, set OfflineFlagSourcePath or Resolver: an
 	// option that chooses another kind of source drops a variable's value,
 	// where another option's is a contradiction to report.
@@ -220,6 +222,7 @@ func (c *config) settle() {
 	default:
 		c.Port = DefaultInProcessPort
 	}
+	c.reportUnreadOptions()
 	if c.RetryBackoffMax < c.RetryBackoff {
 		c.fail("the maximum retry backoff (%v) is shorter than the initial one (%v)", c.RetryBackoffMax, c.RetryBackoff)
 	}

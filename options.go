@@ -117,7 +117,11 @@ func WithFile(path string) Option {
 // the file-system notifications say (default 5s), so that changes on file
 // systems that lose notifications still arrive.
 func WithFilePollInterval(d time.Duration) Option {
-	return durationOption("WithFilePollInterval", d, false, func(c *Config) *time.Duration { return &c.OfflinePollInterval })
+	set := durationOption("WithFilePollInterval", d, false, func(c *Config) *time.Duration { return &c.OfflinePollInterval })
+	return func(c *config) {
+		c.readBy("WithFilePollInterval", kindFile)
+		set(c)
+	}
 }
 
 // WithURL reads the flags from an http or https URL: a CDN, a config
@@ -156,13 +160,18 @@ func WithURL(rawURL string) Option {
 // at a random point of the first interval and spreads each wait by a
 // tenth, so that a fleet started together does not poll in lockstep.
 func WithPollInterval(d time.Duration) Option {
-	return durationOption("WithPollInterval", d, false, func(c *Config) *time.Duration { return &c.PollInterval })
+	set := durationOption("WithPollInterval", d, false, func(c *Config) *time.Duration { return &c.PollInterval })
+	return func(c *config) {
+		c.readBy("WithPollInterval", kindURL)
+		set(c)
+	}
 }
 
 // WithHTTPHeader sends a header with every request to the URL of WithURL;
 // given again, it adds another (a second value for the same name too).
 func WithHTTPHeader(name, value string) Option {
 	return func(c *config) {
+		c.readBy("WithHTTPHeader", kindURL)
 		if name == "" {
 			c.fail("WithHTTPHeader: the header name is empty")
 			return
@@ -393,7 +402,10 @@ func WithTLS(caCertPath string) Option {
 // WithSelector asks the sync server for one flag set (sent as the request's
 // selector and as the flagd-selector header).
 func WithSelector(selector string) Option {
-	return func(c *config) { c.Selector = selector }
+	return func(c *config) {
+		c.readBy("WithSelector", kindServer)
+		c.Selector = selector
+	}
 }
 
 // WithProviderID identifies this provider to the sync server.

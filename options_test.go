@@ -109,7 +109,7 @@ func TestOptionsSetTheirFields(t *testing.T) {
 		WithResolver(ResolverInProcess), WithHost("flagd"), WithPort(9000), WithSocketPath("/run/flagd.sock"),
 		WithTargetURI("dns:///flagd:9000"), WithTLS("/etc/ca.pem"), WithSelector("app=shop"), WithProviderID("shop-1"),
 		WithDeadline(2*time.Second), WithStreamDeadline(0), WithRetryBackoff(time.Second, 4*time.Second),
-		WithRetryGracePeriod(7*time.Second), WithKeepAlive(30*time.Second), WithFilePollInterval(time.Minute),
+		WithRetryGracePeriod(7*time.Second), WithKeepAlive(30*time.Second),
 		WithFatalStatusCodes(codes.PermissionDenied), WithCacheFile("/var/cache/flags.json"),
 		WithFractionalVersion(fractional.V3), WithStrictValidation(),
 	)
@@ -120,7 +120,7 @@ func TestOptionsSetTheirFields(t *testing.T) {
 		Resolver: ResolverInProcess, Host: "flagd", Port: 9000, TargetURI: "dns:///flagd:9000", TLS: true,
 		SocketPath: "/run/flagd.sock", CertPath: "/etc/ca.pem", Deadline: 2 * time.Second, StreamDeadline: 0,
 		RetryBackoff: time.Second, RetryBackoffMax: 4 * time.Second, RetryGracePeriod: 7 * time.Second,
-		KeepAlive: 30 * time.Second, Selector: "app=shop", ProviderID: "shop-1", OfflinePollInterval: time.Minute,
+		KeepAlive: 30 * time.Second, Selector: "app=shop", ProviderID: "shop-1", OfflinePollInterval: DefaultFilePollInterval,
 		FatalStatusCodes: []string{"PERMISSION_DENIED"}, CacheFile: "/var/cache/flags.json",
 		FractionalVersion: fractional.V3, StrictValidation: true, MaxMessageSize: DefaultMaxMessageSize,
 		PollInterval: DefaultPollInterval,
@@ -479,7 +479,7 @@ func TestCompatibleOptions(t *testing.T) {
 		{"a file with the file resolver", []Option{WithFile("f"), WithResolver(ResolverFile)}, ResolverFile},
 		{"a socket, a target and a host and port", []Option{WithResolver(ResolverInProcess), WithSocketPath("/run/flagd.sock"),
 			WithTargetURI("dns:///flagd:8015"), WithHost("flagd"), WithPort(8015), WithTLS("")}, ResolverInProcess},
-		{"a file and options that tune sources", []Option{WithFile("f"), WithSelector("app=shop"), WithFilePollInterval(time.Second),
+		{"a file and options that tune sources", []Option{WithFile("f"), WithFilePollInterval(time.Second),
 			WithCacheFile("cache.json"), WithRetryBackoff(time.Second, 2*time.Second), WithProviderID("shop-1")}, ResolverFile},
 		{"a source and a cache file", []Option{WithSource(newFakeSource()), WithCacheFile("cache.json"), WithDeadline(time.Second)}, ""},
 		{"WithFlags twice", []Option{WithFlags(doc), WithFlags(doc)}, ""},
@@ -489,6 +489,45 @@ func TestCompatibleOptions(t *testing.T) {
 		got, err := NewConfig(append([]Option{WithoutEnv()}, c.opts...)...)
 		if err != nil || got.Resolver != c.resolver {
 			t.Errorf("%s: resolver %q, %v; want %q", c.name, got.Resolver, err, c.resolver)
+		}
+	}
+}
+
+// An option that the source settled on does not read is an error naming
+// the option and the source, as a contradiction is: a selector given with
+// a file would filter nothing.
+func TestOptionsTheSourceDoesNotRead(t *testing.T) {
+	cases := []struct {
+		name string
+		opts []Option
+		want string
+	}{
+		{"a selector with a file", []Option{WithFile("f"), WithSelector("app=shop")},
+			"WithSelector does not apply to the flags' source, a flag file: only a sync server reads it; drop it"},
+		{"a selector with a URL", []Option{WithURL("http://h/f"), WithSelector("app=shop")}, "WithSelector does not apply to the flags' source, a URL"},
+		{"a URL's poll interval with a file", []Option{WithFile("f"), WithPollInterval(time.Second)},
+			"WithPollInterval does not apply to the flags' source, a flag file: only a URL reads it"},
+		{"a header with a file", []Option{WithFile("f"), WithHTTPHeader("X-Team", "shop")}, "WithHTTPHeader does not apply to the flags' source, a flag file"},
+		{"a file's poll interval with a URL", []Option{WithURL("http://h/f"), WithFilePollInterval(time.Second)},
+			"WithFilePollInterval does not apply to the flags' source, a URL: only a flag file reads it"},
+		{"a selector with flags in memory", []Option{WithFlags([]byte(flagsV1)), WithSelector("s")}, "flags in memory or a source of your own"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := NewProvider(append([]Option{WithoutEnv()}, c.opts...)...)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("NewProvider: %v, want %q", err, c.want)
+			}
+		})
+	}
+	// Each with the source that reads it is fine.
+	for _, opts := range [][]Option{
+		{WithResolver(ResolverInProcess), WithSelector("app=shop")},
+		{WithURL("http://h/f"), WithPollInterval(time.Second), WithHTTPHeader("X-Team", "shop")},
+		{WithFile("f"), WithFilePollInterval(time.Second)},
+	} {
+		if _, err := NewConfig(append([]Option{WithoutEnv()}, opts...)...); err != nil {
+			t.Errorf("NewConfig: %v", err)
 		}
 	}
 }

@@ -79,6 +79,61 @@ func (c *config) dropOtherSources(kind sourceKind, envOnly bool) {
 	}
 }
 
+// sourceOption is an option that only the sources of kinds read.
+type sourceOption struct {
+	option string
+	kinds  []sourceKind
+}
+
+// readBy records that option was given, and that only the sources of
+// kinds read it.
+func (c *config) readBy(option string, kinds ...sourceKind) {
+	c.sourceOptions = append(c.sourceOptions, sourceOption{option, kinds})
+}
+
+// kindNames name the kinds of source in errors.
+var kindNames = map[sourceKind]string{
+	kindFile:   "a flag file",
+	kindServer: "a sync server",
+	kindMemory: "flags in memory or a source of your own",
+	kindURL:    "a URL",
+}
+
+// chosenKind is the kind of source settled on.
+func (c *config) chosenKind() sourceKind {
+	switch {
+	case c.source != nil || c.flags != nil:
+		return kindMemory
+	case c.URL != "":
+		return kindURL
+	case c.Resolver == ResolverFile:
+		return kindFile
+	}
+	return kindServer
+}
+
+// reportUnreadOptions reports the options given that the source settled
+// on does not read: a selector with a file filters nothing, and should not
+// look as if it did.
+func (c *config) reportUnreadOptions() {
+	if c.Resolver == ResolverRPC {
+		// flagd's configuration, which NewConfig reports as flagd's
+		// providers read it; NewProvider refuses the rpc resolver itself.
+		return
+	}
+	kind := c.chosenKind()
+	for _, so := range c.sourceOptions {
+		if slices.Contains(so.kinds, kind) {
+			continue
+		}
+		readers := make([]string, len(so.kinds))
+		for i, k := range so.kinds {
+			readers[i] = kindNames[k]
+		}
+		c.fail("%s does not apply to the flags' source, %s: only %s reads it; drop it", so.option, kindNames[kind], strings.Join(readers, " or "))
+	}
+}
+
 // reportContradictions reports options that choose different sources, one
 // pair for each two kinds of source, so that a file given with a host and
 // a port is one error.

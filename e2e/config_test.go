@@ -221,6 +221,9 @@ func (s *scenario) options(port int) ([]flagsnap.Option, error) {
 
 	var opts []flagsnap.Option
 	for _, st := range s.settings {
+		if st.name == "selector" && s.selectedInFile {
+			continue
+		}
 		v := st.value
 		if str, ok := v.(string); ok && strings.Contains(str, "<port>") {
 			if port == 0 {

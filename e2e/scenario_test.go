@@ -64,6 +64,9 @@ type scenario struct {
 	savedEnv map[string]*string // what the process had before the scenario
 
 	settings []setting
+	// selectedInFile: the scenario's flag file holds the flag set its
+	// selector names, so the provider is given no selector.
+	selectedInFile bool
 
 	config    flagsnap.Config
 	configErr error
@@ -308,6 +311,9 @@ func (s *scenario) aFlagdProvider(name string) error {
 				return err
 			}
 			s.lp = lp
+			// The file holds the selected flag set alone, and a file
+			// provider refuses a selector, which would select nothing.
+			s.selectedInFile = true
 			opts = append(opts, flagsnap.WithFile(lp.path))
 		}
 	}
