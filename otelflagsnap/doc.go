@@ -8,8 +8,25 @@
 // reads provider.Usage() and provider.SourceStatus() and reports what they
 // say; an evaluation does no more work than without this package. The
 // instruments belong to the meter named
-// "github.com/flagsnap/flagsnap/otelflagsnap", and every series carries
-// feature_flag.provider.name = "flagsnap".
+// "github.com/flagsnap/flagsnap/otelflagsnap".
+//
+// Every series carries two attributes that say whose it is:
+//
+//   - feature_flag.provider.name = "flagsnap", the provider's
+//     implementation, as OpenTelemetry's semantic conventions for feature
+//     flags have it: the same for every flagsnap provider.
+//   - flagsnap.provider.name, the name of this provider, which tells the
+//     series of two providers apart: the name given with WithProviderName,
+//     by default the provider's origin, provider.SourceStatus().Source (a
+//     file path, a sync server's address, a URL without its password,
+//     "memory" for flags given with flagsnap.WithFlags or a source.Memory).
+//     An empty name is an error.
+//
+// Two providers reported through one meter provider need two names:
+// Register refuses a name already registered with the same meter provider
+// (an SDK's, or the global one) until its unregister is called. Two
+// providers of flags in memory, both "memory" by default, need
+// WithProviderName.
 //
 // Evaluations, from provider.Usage(), with the attribute names of
 // OpenTelemetry's semantic conventions for feature flags:
@@ -54,5 +71,7 @@
 //
 // The Prometheus exporter of OpenTelemetry names them with underscores and
 // suffixes: feature_flag_evaluations_total, flagsnap_source_state,
-// flagsnap_source_applied_time_seconds, and so on (docs/metrics.md).
+// flagsnap_source_applied_time_seconds, and so on, with the labels
+// feature_flag_provider_name and flagsnap_provider_name (docs/metrics.md;
+// the program in the example directory serves them for Prometheus).
 package otelflagsnap

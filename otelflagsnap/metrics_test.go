@@ -7,14 +7,20 @@ import (
 	"log/slog"
 	"maps"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/open-feature/go-sdk/openfeature"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	otelprometheus "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/goleak"
@@ -54,7 +60,14 @@ const testFlags = `{"flags": {
 func start(t *testing.T, doc string, opts ...flagsnap.Option) (*flagsnap.Provider, *source.Memory) {
 	t.Helper()
 	m := source.NewMemory([]byte(doc))
-	opts = append([]flagsnap.Option{flagsnap.WithSource(m), flagsnap.WithLogger(slog.New(slog.DiscardHandler)),
+	return startWith(t, append([]flagsnap.Option{flagsnap.WithSource(m)}, opts...)...), m
+}
+
+// startWith returns a running provider made with opts, which choose its
+// source.
+func startWith(t *testing.T, opts ...flagsnap.Option) *flagsnap.Provider {
+	t.Helper()
+	opts = append([]flagsnap.Option{flagsnap.WithLogger(slog.New(slog.DiscardHandler)),
 		flagsnap.WithDeadline(5 * time.Second)}, opts...)
 	p, err := flagsnap.NewProvider(opts...)
 	if err != nil {
@@ -64,7 +77,7 @@ func start(t *testing.T, doc string, opts ...flagsnap.Option) (*flagsnap.Provide
 	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
 		t.Fatal(err)
 	}
-	return p, m
+	return p
 }
 
 // register registers p's metrics with a meter provider whose manual
@@ -83,19 +96,37 @@ func register(t *testing.T, p *flagsnap.Provider, opts ...Option) (*sdkmetric.Ma
 }
 
 // series are the points of one metric: the value by the point's
-// attributes other than the provider's, written "name=value,..." in
-// order ("" for none).
+// attributes other than those every series carries, written
+// "name=value,..." in order ("" for none).
 type series map[string]float64
 
 // collect collects reader's metrics by name, checking the unit of each and
-// that every point carries the provider's name.
+// that every point carries feature_flag.provider.name = "flagsnap" and
+// flagsnap.provider.name = "memory", the name of a provider of a memory
+// source.
 func collect(t *testing.T, reader *sdkmetric.ManualReader) map[string]series {
+	t.Helper()
+	byName := collectByName(t, reader)
+	for name, metrics := range byName {
+		if name != source.MemoryOrigin || len(byName) > 1 {
+			t.Errorf("series of the providers %v, want %q alone", slices.Sorted(maps.Keys(byName)), source.MemoryOrigin)
+		}
+		return metrics
+	}
+	return map[string]series{}
+}
+
+// collectByName collects reader's metrics by provider name (the
+// flagsnap.provider.name of their points) and by metric name, checking the
+// unit of each and that every point carries feature_flag.provider.name =
+// "flagsnap".
+func collectByName(t *testing.T, reader *sdkmetric.ManualReader) map[string]map[string]series {
 	t.Helper()
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]series{}
+	out := map[string]map[string]series{}
 	for _, sm := range rm.ScopeMetrics {
 		if sm.Scope.Name != scopeName {
 			t.Errorf("scope %q", sm.Scope.Name)
@@ -104,27 +135,42 @@ func collect(t *testing.T, reader *sdkmetric.ManualReader) map[string]series {
 			if m.Unit != units[m.Name] {
 				t.Errorf("%s: unit %q, want %q", m.Name, m.Unit, units[m.Name])
 			}
-			out[m.Name] = points(t, m)
+			for name, s := range points(t, m) {
+				if out[name] == nil {
+					out[name] = map[string]series{}
+				}
+				out[name][m.Name] = s
+			}
 		}
 	}
 	return out
 }
 
-func points(t *testing.T, m metricdata.Metrics) series {
-	s := series{}
+// points are m's series by provider name.
+func points(t *testing.T, m metricdata.Metrics) map[string]series {
+	byName := map[string]series{}
 	add := func(attrs attribute.Set, v float64) {
 		if p, ok := attrs.Value(providerAttr); !ok || p.AsString() != "flagsnap" {
 			t.Errorf("%s %v: no %s=flagsnap", m.Name, attrs.ToSlice(), providerAttr)
 		}
+		name, ok := attrs.Value(nameAttr)
+		if !ok || name.Type() != attribute.STRING {
+			t.Errorf("%s %v: no %s", m.Name, attrs.ToSlice(), nameAttr)
+		}
 		var kv []string
 		for _, a := range attrs.ToSlice() {
-			if a.Key != providerAttr {
+			if a.Key != providerAttr && a.Key != nameAttr {
 				kv = append(kv, string(a.Key)+"="+a.Value.Emit())
 			}
 		}
 		key := strings.Join(kv, ",")
+		s := byName[name.AsString()]
+		if s == nil {
+			s = series{}
+			byName[name.AsString()] = s
+		}
 		if _, dup := s[key]; dup {
-			t.Errorf("%s: two points {%s}", m.Name, key)
+			t.Errorf("%s: two points {%s} of %q", m.Name, key, name.AsString())
 		}
 		s[key] = v
 	}
@@ -147,7 +193,7 @@ func points(t *testing.T, m metricdata.Metrics) series {
 	default:
 		t.Errorf("%s: %T", m.Name, m.Data)
 	}
-	return s
+	return byName
 }
 
 // fromUsage is what the evaluation instruments must say of u, every flag
@@ -493,6 +539,13 @@ func TestGlobalMeterProvider(t *testing.T) {
 
 func TestRegisterRefuses(t *testing.T) {
 	p, _ := start(t, testFlags)
+	nameless, err := flagsnap.NewProvider(flagsnap.WithSource(originless{source.NewMemory([]byte(testFlags))}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if origin := nameless.SourceStatus().Source; origin != "" {
+		t.Fatalf("a source whose Origin is empty makes a provider of origin %q", origin)
+	}
 	for _, tc := range []struct {
 		name string
 		p    *flagsnap.Provider
@@ -502,6 +555,9 @@ func TestRegisterRefuses(t *testing.T) {
 		{"nil provider", nil, nil, "nil provider"},
 		{"limit 0", p, []Option{WithFlagLimit(0)}, "WithFlagLimit(0)"},
 		{"negative limit", p, []Option{WithFlagLimit(-1)}, "WithFlagLimit(-1)"},
+		{"empty name", p, []Option{WithProviderName("")}, `WithProviderName(""): the name must not be empty`},
+		{"empty name after a name", p, []Option{WithProviderName("a"), WithProviderName("")}, `WithProviderName("")`},
+		{"no origin", nameless, nil, "name the provider with WithProviderName"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			unregister, err := Register(tc.p, tc.opts...)
@@ -509,5 +565,280 @@ func TestRegisterRefuses(t *testing.T) {
 				t.Errorf("Register: %v, %v; want an error with %q", unregister != nil, err, tc.want)
 			}
 		})
+	}
+}
+
+// Two providers registered with one meter provider report series of
+// their own, told apart by flagsnap.provider.name, each with its own
+// counts: the same key, evaluated by both, has a series for each.
+func TestTwoProviders(t *testing.T) {
+	const (
+		docA = `{"flags": {
+		  "shared": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"},
+		  "only-a": {"state": "ENABLED", "variants": {"x": "x"}, "defaultVariant": "x"}}}`
+		docB = `{"flags": {
+		  "shared": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off"}}}`
+	)
+	dir := t.TempDir()
+	fileA, fileB := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	for file, doc := range map[string]string{fileA: docA, fileB: docB} {
+		if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What each provider's evaluations make, whatever its name.
+	evalsA := series{
+		"feature_flag.key=shared,feature_flag.result.variant=on": 2,
+		"feature_flag.key=only-a,feature_flag.result.variant=x":  1,
+	}
+	missingA := series{"feature_flag.key=gone": 1}
+	evalsB := series{"feature_flag.key=shared,feature_flag.result.variant=off": 5}
+	serving := fromStatus(flagsnap.SourceStatus{State: flagsnap.SourceServing})["flagsnap.source.state"]
+
+	for _, tc := range []struct {
+		name         string
+		a, b         flagsnap.Option // the source of each provider
+		optA, optB   []Option
+		nameA, nameB string // the flagsnap.provider.name of their series
+	}{
+		{"named", flagsnap.WithFlags([]byte(docA)), flagsnap.WithFlags([]byte(docB)),
+			[]Option{WithProviderName("checkout")}, []Option{WithProviderName("search")}, "checkout", "search"},
+		{"by origin", flagsnap.WithFile(fileA), flagsnap.WithFile(fileB), nil, nil, fileA, fileB},
+		{"one named, one by origin", flagsnap.WithFlags([]byte(docA)), flagsnap.WithFile(fileB),
+			[]Option{WithProviderName("checkout")}, nil, "checkout", fileB},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := startWith(t, tc.a), startWith(t, tc.b)
+			reader := sdkmetric.NewManualReader()
+			meters := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+			t.Cleanup(func() { _ = meters.Shutdown(context.Background()) })
+			for _, r := range []struct {
+				p    *flagsnap.Provider
+				opts []Option
+			}{{a, tc.optA}, {b, tc.optB}} {
+				unregister, err := Register(r.p, append([]Option{WithMeterProvider(meters)}, r.opts...)...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = unregister() })
+			}
+
+			ctx := context.Background()
+			for range 2 {
+				a.BooleanEvaluation(ctx, "shared", false, nil)
+			}
+			a.StringEvaluation(ctx, "only-a", "", nil)
+			a.BooleanEvaluation(ctx, "gone", false, nil)
+			for range 5 {
+				b.BooleanEvaluation(ctx, "shared", true, nil)
+			}
+
+			got := collectByName(t, reader)
+			if names := slices.Sorted(maps.Keys(got)); !slices.Equal(names, slices.Sorted(slices.Values([]string{tc.nameA, tc.nameB}))) {
+				t.Fatalf("series of the providers %q, want %q and %q", names, tc.nameA, tc.nameB)
+			}
+			for _, want := range []struct {
+				name          string
+				p             *flagsnap.Provider
+				evals, missed series
+				flags         float64
+			}{{tc.nameA, a, evalsA, missingA, 2}, {tc.nameB, b, evalsB, nil, 1}} {
+				metrics := got[want.name]
+				counted := map[string]series{
+					"feature_flag.evaluations":         metrics["feature_flag.evaluations"],
+					"feature_flag.missing_evaluations": metrics["feature_flag.missing_evaluations"],
+					"flagsnap.source.flags":            metrics["flagsnap.source.flags"],
+					"flagsnap.source.state":            metrics["flagsnap.source.state"],
+				}
+				if d := equal(counted, map[string]series{
+					"feature_flag.evaluations":         want.evals,
+					"feature_flag.missing_evaluations": want.missed,
+					"flagsnap.source.flags":            {"": want.flags},
+					"flagsnap.source.state":            serving,
+				}); d != "" {
+					t.Errorf("%q: collected metrics differ from its evaluations:\n%s", want.name, d)
+				}
+				snapshots := fromUsage(want.p.Usage())
+				maps.Copy(snapshots, fromStatus(want.p.SourceStatus()))
+				if d := equal(metrics, snapshots); d != "" {
+					t.Errorf("%q: collected metrics differ from its Usage and SourceStatus:\n%s", want.name, d)
+				}
+			}
+		})
+	}
+}
+
+// The name on the series: the provider's origin unless WithProviderName
+// gives one.
+func TestProviderName(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "flags.json")
+	if err := os.WriteFile(file, []byte(testFlags), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		source flagsnap.Option
+		opts   []Option
+		want   string
+	}{
+		{"file", flagsnap.WithFile(file), nil, file},
+		{"flags in memory", flagsnap.WithFlags([]byte(testFlags)), nil, "memory"},
+		{"memory source", flagsnap.WithSource(source.NewMemory([]byte(testFlags))), nil, "memory"},
+		{"named", flagsnap.WithFile(file), []Option{WithProviderName("checkout")}, "checkout"},
+		{"the last name given", flagsnap.WithFlags([]byte(testFlags)),
+			[]Option{WithProviderName("first"), WithProviderName("second")}, "second"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := startWith(t, tc.source)
+			if origin := p.SourceStatus().Source; tc.opts == nil && origin != tc.want {
+				t.Fatalf("SourceStatus().Source is %q, want %q", origin, tc.want)
+			}
+			reader, _ := register(t, p, tc.opts...)
+			p.StringEvaluation(context.Background(), "nope", "", nil) // a missing key: every instrument has a series
+			got := collectByName(t, reader)
+			if names := slices.Sorted(maps.Keys(got)); !slices.Equal(names, []string{tc.want}) {
+				t.Fatalf("series of the providers %q, want %q", names, tc.want)
+			}
+			if have := slices.Sorted(maps.Keys(got[tc.want])); !slices.Equal(have, slices.Sorted(slices.Values(names))) {
+				t.Errorf("instruments named %q: %v, want %v", tc.want, have, names)
+			}
+		})
+	}
+}
+
+// One name registered twice with one meter provider is refused until
+// unregistered; another name, or another meter provider, is not.
+func TestProviderNameTaken(t *testing.T) {
+	a, b := startWith(t, flagsnap.WithFlags([]byte(testFlags))), startWith(t, flagsnap.WithFlags([]byte(testFlags)))
+	first := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	second := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	t.Cleanup(func() { _ = first.Shutdown(context.Background()); _ = second.Shutdown(context.Background()) })
+
+	unregisters := map[string]func() error{}
+	t.Cleanup(func() {
+		for _, u := range unregisters {
+			_ = u()
+		}
+	})
+	// The steps run in order, each on what the previous ones left.
+	for _, step := range []struct {
+		name       string
+		p          *flagsnap.Provider
+		meters     metric.MeterProvider
+		opts       []Option
+		unregister string // the step whose registration ends first
+		wantErr    string
+	}{
+		{"a", a, first, nil, "", ""},
+		{"b of the same name", b, first, nil, "", `a provider named "memory" is already registered`},
+		{"a again", a, first, nil, "", `a provider named "memory" is already registered`},
+		{"b named otherwise", b, first, []Option{WithProviderName("b")}, "", ""},
+		{"b named as a", b, first, []Option{WithProviderName("memory")}, "", `a provider named "memory" is already registered`},
+		{"b with another meter provider", b, second, nil, "", ""},
+		{"b once a is unregistered", b, first, nil, "a", ""},
+		// No-op meter providers are equal values, not one meter provider.
+		{"a with a no-op meter provider", a, noop.NewMeterProvider(), nil, "", ""},
+		{"b with another no-op meter provider", b, noop.NewMeterProvider(), nil, "", ""},
+	} {
+		if step.unregister != "" {
+			if err := unregisters[step.unregister](); err != nil {
+				t.Fatalf("%s: unregister %s: %v", step.name, step.unregister, err)
+			}
+		}
+		unregister, err := Register(step.p, append([]Option{WithMeterProvider(step.meters)}, step.opts...)...)
+		switch {
+		case step.wantErr == "" && err != nil:
+			t.Fatalf("%s: %v", step.name, err)
+		case step.wantErr != "" && (err == nil || !strings.Contains(err.Error(), step.wantErr) || unregister != nil):
+			t.Fatalf("%s: Register: %v, %v; want an error with %q", step.name, unregister != nil, err, step.wantErr)
+		case err == nil:
+			unregisters[step.name] = unregister
+		}
+	}
+}
+
+// originless is a source that names no origin.
+type originless struct{ source.Source }
+
+func (originless) Origin() string { return "" }
+
+// Through OpenTelemetry's Prometheus exporter, two providers of one meter
+// provider are two series of each metric, told apart by the label
+// flagsnap_provider_name.
+func TestPrometheusTwoProviders(t *testing.T) {
+	registry := prometheus.NewRegistry()
+	exporter, err := otelprometheus.New(otelprometheus.WithRegisterer(registry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meters := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter))
+	t.Cleanup(func() { _ = meters.Shutdown(context.Background()) })
+
+	checkout := startWith(t, flagsnap.WithFlags([]byte(testFlags)))
+	search := startWith(t, flagsnap.WithFlags([]byte(testFlags)))
+	for p, name := range map[*flagsnap.Provider]string{checkout: "checkout", search: "search"} {
+		unregister, err := Register(p, WithMeterProvider(meters), WithProviderName(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = unregister() })
+	}
+	ctx := context.Background()
+	for range 3 {
+		checkout.StringEvaluation(ctx, "color", "", nil)
+	}
+	search.StringEvaluation(ctx, "color", "", map[string]any{"tier": "gold"})
+	search.BooleanEvaluation(ctx, "nope", false, nil)
+
+	families, err := registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]map[string]float64{}
+	for _, mf := range families {
+		if !strings.HasPrefix(mf.GetName(), "feature_flag_") && mf.GetName() != "flagsnap_source_flags" {
+			continue
+		}
+		got[mf.GetName()] = map[string]float64{}
+		for _, m := range mf.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				if !strings.HasPrefix(l.GetName(), "otel_scope_") {
+					labels = append(labels, l.GetName()+"="+l.GetValue())
+				}
+			}
+			got[mf.GetName()][strings.Join(labels, ",")] = m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	// The labels, as Prometheus sorts them, that a provider's series have.
+	const (
+		c = "feature_flag_provider_name=flagsnap,flagsnap_provider_name=checkout"
+		s = "feature_flag_provider_name=flagsnap,flagsnap_provider_name=search"
+	)
+	want := map[string]map[string]float64{
+		"feature_flag_evaluations_total": {
+			"feature_flag_key=color,feature_flag_provider_name=flagsnap,feature_flag_result_variant=red,flagsnap_provider_name=checkout": 3,
+			"feature_flag_key=off," + c:    0,
+			"feature_flag_key=broken," + c: 0,
+			"feature_flag_key=idle," + c:   0,
+			"feature_flag_key=color,feature_flag_provider_name=flagsnap,feature_flag_result_variant=blue,flagsnap_provider_name=search": 1,
+			"feature_flag_key=off," + s:    0,
+			"feature_flag_key=broken," + s: 0,
+			"feature_flag_key=idle," + s:   0,
+		},
+		"feature_flag_missing_evaluations_total": {"feature_flag_key=nope," + s: 1},
+		"flagsnap_source_flags":                  {c: 4, s: 4},
+	}
+	for name, points := range want {
+		for labels, v := range points {
+			if g, ok := got[name][labels]; !ok || g != v {
+				t.Errorf("%s{%s}: %v (scraped: %v), want %v", name, labels, g, ok, v)
+			}
+		}
+		for labels, v := range got[name] {
+			if _, ok := points[labels]; !ok {
+				t.Errorf("%s{%s} %v: not expected", name, labels, v)
+			}
+		}
 	}
 }

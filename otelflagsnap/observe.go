@@ -19,6 +19,7 @@ const (
 	keyAttr      = "feature_flag.key"
 	variantAttr  = "feature_flag.result.variant"
 	providerAttr = "feature_flag.provider.name"
+	nameAttr     = "flagsnap.provider.name"
 	errorAttr    = "error.type"
 	stateAttr    = "state"
 	resultAttr   = "result"
@@ -28,8 +29,9 @@ const (
 // keys, past the limit are summed.
 const otherKey = "_other"
 
-// provider is the attribute every series carries.
-var provider = attribute.String(providerAttr, flagsnap.Name)
+// implementation is the feature_flag.provider.name of every series: the
+// provider's implementation, whatever its name.
+var implementation = attribute.String(providerAttr, flagsnap.Name)
 
 // states are the values of flagsnap.source.state, one series each.
 var states = []flagsnap.SourceState{
@@ -37,27 +39,41 @@ var states = []flagsnap.SourceState{
 	flagsnap.SourceError, flagsnap.SourceFatal, flagsnap.SourceStopped,
 }
 
-// The attribute sets of the source's series, made once rather than at
-// every collection.
-var (
-	stateSets   = attributeSets(stateAttr, states)
-	resultSets  = attributeSets(resultAttr, []string{"received", "applied", "rejected", "unchanged"})
-	onlyCarrier = metric.WithAttributeSet(attribute.NewSet(provider))
-)
-
-func attributeSets[S ~string](name string, values []S) map[S]metric.ObserveOption {
-	out := make(map[S]metric.ObserveOption, len(values))
-	for _, v := range values {
-		out[v] = metric.WithAttributeSet(attribute.NewSet(provider, attribute.String(name, string(v))))
-	}
-	return out
-}
+// results are the values of flagsnap.source.flag_sets' result.
+var results = []string{"received", "applied", "rejected", "unchanged"}
 
 // reporter reports one provider's usage and source status.
 type reporter struct {
 	p     *flagsnap.Provider
 	limit int
 	in    *instruments
+	// carrier are the attributes every series carries: the
+	// implementation and the provider's name.
+	carrier [2]attribute.KeyValue
+	// The attribute sets of the source's series, made once rather than
+	// at every collection.
+	stateSets   map[flagsnap.SourceState]metric.ObserveOption
+	resultSets  map[string]metric.ObserveOption
+	onlyCarrier metric.ObserveOption
+}
+
+func newReporter(p *flagsnap.Provider, name string, limit int, in *instruments) *reporter {
+	r := &reporter{p: p, limit: limit, in: in,
+		carrier: [2]attribute.KeyValue{implementation, attribute.String(nameAttr, name)}}
+	r.stateSets = attributeSets(r.carrier, stateAttr, states)
+	r.resultSets = attributeSets(r.carrier, resultAttr, results)
+	r.onlyCarrier = metric.WithAttributeSet(attribute.NewSet(r.carrier[:]...))
+	return r
+}
+
+// attributeSets makes, for each value, the carrier's attributes with
+// name = value.
+func attributeSets[S ~string](carrier [2]attribute.KeyValue, name string, values []S) map[S]metric.ObserveOption {
+	out := make(map[S]metric.ObserveOption, len(values))
+	for _, v := range values {
+		out[v] = metric.WithAttributeSet(attribute.NewSet(carrier[0], carrier[1], attribute.String(name, string(v))))
+	}
+	return out
 }
 
 // observe is the one callback: it reads the provider's usage and status
@@ -75,26 +91,26 @@ func (r *reporter) observe(_ context.Context, o metric.Observer) error {
 func (r *reporter) observeUsage(o metric.Observer, u flagsnap.Usage) {
 	keys, rest := top(u.Flags, r.limit, func(f flagsnap.FlagUsage) uint64 { return f.Evaluations })
 	for _, k := range keys {
-		observeFlag(o, r.in.evaluations, k, u.Flags[k])
+		r.observeFlag(o, k, u.Flags[k])
 	}
 	if len(rest) > 0 {
 		var sum flagsnap.FlagUsage
 		for _, k := range rest {
 			addUp(&sum, u.Flags[k])
 		}
-		observeFlag(o, r.in.evaluations, otherKey, sum)
+		r.observeFlag(o, otherKey, sum)
 	}
 
 	keys, rest = top(u.Missing, r.limit, func(n uint64) uint64 { return n })
 	for _, k := range keys {
-		o.ObserveInt64(r.in.missing, count(u.Missing[k]), withKey(k))
+		o.ObserveInt64(r.in.missing, count(u.Missing[k]), r.withKey(k))
 	}
 	if len(rest) > 0 {
 		var sum uint64
 		for _, k := range rest {
 			sum += u.Missing[k]
 		}
-		o.ObserveInt64(r.in.missing, count(sum), withKey(otherKey))
+		o.ObserveInt64(r.in.missing, count(sum), r.withKey(otherKey))
 	}
 }
 
@@ -140,28 +156,30 @@ func addUp(sum *flagsnap.FlagUsage, f flagsnap.FlagUsage) {
 // served, one per error type, and one without a variant for the rest (a
 // disabled flag, no variant chosen), which is also the series of a flag
 // not evaluated yet. They add up to f.Evaluations.
-func observeFlag(o metric.Observer, inst metric.Int64ObservableCounter, key string, f flagsnap.FlagUsage) {
+func (r *reporter) observeFlag(o metric.Observer, key string, f flagsnap.FlagUsage) {
+	inst := r.in.evaluations
 	var served uint64
 	for v, n := range f.Variants {
-		o.ObserveInt64(inst, count(n), metric.WithAttributes(provider, attribute.String(keyAttr, key), attribute.String(variantAttr, v)))
+		o.ObserveInt64(inst, count(n), r.with(attribute.String(keyAttr, key), attribute.String(variantAttr, v)))
 		served += n
 	}
 	var failed uint64
 	for code, n := range f.ErrorCodes {
-		o.ObserveInt64(inst, count(n), withError(key, strings.ToLower(code)))
+		o.ObserveInt64(inst, count(n), r.with(attribute.String(keyAttr, key), attribute.String(errorAttr, strings.ToLower(code))))
 		failed += n
 	}
 	if rest := f.Evaluations - min(served+failed, f.Evaluations); rest > 0 || f.Evaluations == 0 {
-		o.ObserveInt64(inst, count(rest), withKey(key))
+		o.ObserveInt64(inst, count(rest), r.withKey(key))
 	}
 }
 
-func withKey(key string) metric.ObserveOption {
-	return metric.WithAttributes(provider, attribute.String(keyAttr, key))
+func (r *reporter) withKey(key string) metric.ObserveOption {
+	return r.with(attribute.String(keyAttr, key))
 }
 
-func withError(key, errType string) metric.ObserveOption {
-	return metric.WithAttributes(provider, attribute.String(keyAttr, key), attribute.String(errorAttr, errType))
+// with is the carrier's attributes and kv.
+func (r *reporter) with(kv ...attribute.KeyValue) metric.ObserveOption {
+	return metric.WithAttributes(append(r.carrier[:], kv...)...)
 }
 
 // observeSource reports the health of the flag source.
@@ -171,21 +189,21 @@ func (r *reporter) observeSource(o metric.Observer, st flagsnap.SourceStatus) {
 		if s == st.State {
 			v = 1
 		}
-		o.ObserveInt64(r.in.state, v, stateSets[s])
+		o.ObserveInt64(r.in.state, v, r.stateSets[s])
 	}
-	o.ObserveInt64(r.in.flags, int64(st.Flags), onlyCarrier)
+	o.ObserveInt64(r.in.flags, int64(st.Flags), r.onlyCarrier)
 	// Before the first set there is no time to report.
 	if t := st.AppliedAt; !t.IsZero() && t.UnixNano() > 0 {
-		o.ObserveFloat64(r.in.appliedTime, float64(t.Unix())+float64(t.Nanosecond())/1e9, onlyCarrier)
+		o.ObserveFloat64(r.in.appliedTime, float64(t.Unix())+float64(t.Nanosecond())/1e9, r.onlyCarrier)
 	}
 	sets := [...]struct {
 		result string
 		n      uint64
 	}{{"received", st.Received}, {"applied", st.Applied}, {"rejected", st.Rejected}, {"unchanged", st.Unchanged}}
 	for _, s := range sets {
-		o.ObserveInt64(r.in.flagSets, count(s.n), resultSets[s.result])
+		o.ObserveInt64(r.in.flagSets, count(s.n), r.resultSets[s.result])
 	}
-	o.ObserveInt64(r.in.reconnects, count(st.Reconnects), onlyCarrier)
+	o.ObserveInt64(r.in.reconnects, count(st.Reconnects), r.onlyCarrier)
 }
 
 // count is n as an observation: OpenTelemetry's integers are signed.

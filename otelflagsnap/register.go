@@ -3,6 +3,7 @@ package otelflagsnap
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"go.opentelemetry.io/otel"
@@ -25,6 +26,8 @@ type Option func(*config)
 type config struct {
 	meters metric.MeterProvider
 	limit  int
+	name   string
+	named  bool // WithProviderName was given, even with ""
 }
 
 // WithMeterProvider makes the instruments with mp rather than with the
@@ -41,11 +44,29 @@ func WithFlagLimit(n int) Option {
 	return func(c *config) { c.limit = n }
 }
 
+// WithProviderName names the provider in the attribute
+// flagsnap.provider.name that every series carries, so that the series of
+// two providers reported through one meter provider stay apart. The
+// default is where the provider's flags come from, its
+// SourceStatus().Source: the file path, the sync server's address, the URL
+// without its password. Providers of flagsnap.WithFlags, or of a
+// source.Memory, are all "memory" and need a name each when there are
+// two. An empty name is an error of Register, as is a default name that
+// comes out empty (a custom source whose Origin is "").
+func WithProviderName(name string) Option {
+	return func(c *config) { c.name, c.named = name, true }
+}
+
 // Register reports p's evaluations and the health of its flag source as
 // the instruments listed in the package documentation. They are
 // observable: a reader's collection calls one callback, which reads
 // p.Usage() and p.SourceStatus(), and evaluations do no more than they
 // did. unregister removes the callback; calling it again does nothing.
+//
+// Every series carries feature_flag.provider.name = "flagsnap" and
+// flagsnap.provider.name, p's name (WithProviderName). Register refuses a
+// name that is already registered with the same meter provider and not
+// unregistered since: the two providers' series would be one.
 func Register(p *flagsnap.Provider, opts ...Option) (unregister func() error, err error) {
 	if p == nil {
 		return nil, errors.New("otelflagsnap: Register: nil provider")
@@ -57,17 +78,32 @@ func Register(p *flagsnap.Provider, opts ...Option) (unregister func() error, er
 	if cfg.limit < 1 {
 		return nil, fmt.Errorf("otelflagsnap: WithFlagLimit(%d): the limit must be at least 1", cfg.limit)
 	}
+	switch {
+	case cfg.named && cfg.name == "":
+		return nil, errors.New(`otelflagsnap: WithProviderName(""): the name must not be empty`)
+	case !cfg.named:
+		cfg.name = p.SourceStatus().Source
+		if cfg.name == "" {
+			return nil, errors.New("otelflagsnap: the provider's source names no origin (SourceStatus().Source is empty): name the provider with WithProviderName")
+		}
+	}
 	if cfg.meters == nil {
 		cfg.meters = otel.GetMeterProvider()
+	}
+	release, err := claim(cfg.meters, cfg.name)
+	if err != nil {
+		return nil, err
 	}
 	meter := cfg.meters.Meter(scopeName)
 	in, err := newInstruments(meter)
 	if err != nil {
+		release()
 		return nil, fmt.Errorf("otelflagsnap: %w", err)
 	}
-	r := &reporter{p: p, limit: cfg.limit, in: in}
+	r := newReporter(p, cfg.name, cfg.limit, in)
 	reg, err := meter.RegisterCallback(r.observe, in.all()...)
 	if err != nil {
+		release()
 		return nil, fmt.Errorf("otelflagsnap: %w", err)
 	}
 	// The SDK's Unregister is not idempotent everywhere: a second call
@@ -75,8 +111,46 @@ func Register(p *flagsnap.Provider, opts ...Option) (unregister func() error, er
 	var once sync.Once
 	return func() error {
 		var err error
-		once.Do(func() { err = reg.Unregister() })
+		once.Do(func() {
+			err = reg.Unregister()
+			release()
+		})
 		return err
+	}, nil
+}
+
+// registration is a provider's name registered with a meter provider.
+type registration struct {
+	meters metric.MeterProvider
+	name   string
+}
+
+// registered holds the registrations not yet unregistered.
+var registered = struct {
+	sync.Mutex
+	m map[registration]bool
+}{m: map[registration]bool{}}
+
+// claim records name as registered with meters, and returns what
+// forgets it; it refuses a name already registered there. Only a meter
+// provider that is a pointer, as the SDK's and the global one are, is
+// checked: values of other types (a no-op meter provider) may be equal
+// without being the same.
+func claim(meters metric.MeterProvider, name string) (release func(), err error) {
+	if reflect.ValueOf(meters).Kind() != reflect.Pointer {
+		return func() {}, nil
+	}
+	key := registration{meters, name}
+	registered.Lock()
+	defer registered.Unlock()
+	if registered.m[key] {
+		return nil, fmt.Errorf("otelflagsnap: a provider named %q is already registered with this meter provider: give each provider its own name with WithProviderName", name)
+	}
+	registered.m[key] = true
+	return func() {
+		registered.Lock()
+		delete(registered.m, key)
+		registered.Unlock()
 	}, nil
 }
 

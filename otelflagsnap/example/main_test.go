@@ -23,7 +23,10 @@ func TestMain(m *testing.M) {
 // own parser, under the names and labels the exporter gives them.
 func TestPrometheusScrape(t *testing.T) {
 	before := time.Now()
-	families := scrape(t, "../../examples/file/flags.json")
+	const flagFile = "../../examples/file/flags.json"
+	families := scrape(t, flagFile)
+	// The provider is named by its origin, the flag file's path.
+	points := func(t *testing.T, mf *dto.MetricFamily) map[string]float64 { return points(t, mf, flagFile) }
 	for _, tc := range []struct {
 		name   string
 		typ    dto.MetricType
@@ -134,18 +137,23 @@ func scrape(t *testing.T, flagFile string) map[string]*dto.MetricFamily {
 
 // points are mf's values by their labels, written `name="value"` in the
 // order Prometheus sorts them, without those every flagsnap series has,
-// which it checks.
-func points(t *testing.T, mf *dto.MetricFamily) map[string]float64 {
+// which it checks: the provider's name among them.
+func points(t *testing.T, mf *dto.MetricFamily, name string) map[string]float64 {
 	t.Helper()
 	out := map[string]float64{}
 	for _, m := range mf.GetMetric() {
 		var labels []string
-		scoped := false
+		scoped, named := false, false
 		for _, l := range m.GetLabel() {
 			switch l.GetName() {
 			case "feature_flag_provider_name":
 				if l.GetValue() != "flagsnap" {
 					t.Errorf("%s: provider %q", mf.GetName(), l.GetValue())
+				}
+			case "flagsnap_provider_name":
+				named = l.GetValue() == name
+				if !named {
+					t.Errorf("%s: provider named %q, want %q", mf.GetName(), l.GetValue(), name)
 				}
 			case "otel_scope_name":
 				scoped = l.GetValue() == "github.com/flagsnap/flagsnap/otelflagsnap"
@@ -156,6 +164,9 @@ func points(t *testing.T, mf *dto.MetricFamily) map[string]float64 {
 		}
 		if !scoped {
 			t.Errorf("%s %v: not in otelflagsnap's scope", mf.GetName(), labels)
+		}
+		if !named {
+			t.Errorf("%s %v: no flagsnap_provider_name", mf.GetName(), labels)
 		}
 		v := m.GetCounter().GetValue() + m.GetGauge().GetValue()
 		out[strings.Join(labels, ",")] = v
