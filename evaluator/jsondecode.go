@@ -14,7 +14,9 @@ const maxJSONDepth = 10000
 // fastDecoder parses a JSON document into the values encoding/json's
 // Decoder produces with UseNumber, except that its "flags" is a *flagList
 // and a rule's one-member objects are *op1: maps for those would be most of
-// what a load allocates. It stops where encoding/json would, saying so.
+// what a load allocates. It stops where encoding/json would, saying what it
+// says, except for a missing comma, which it reports where the comma goes
+// (see failComma).
 type fastDecoder struct {
 	data  []byte
 	pos   int
@@ -37,9 +39,11 @@ type fastDecoder struct {
 	chunkRead func([]flagDef)
 	// failAt is where the document stops being JSON (len(data) when it
 	// ends too early), and failure what encoding/json says of the byte
-	// there, after "invalid character …".
+	// there, after "invalid character …". When comma is set, failAt is
+	// instead where a missing comma goes, and failure the whole message.
 	failAt  int
 	failure string
+	comma   bool
 }
 
 const internMax = 32
@@ -110,13 +114,61 @@ func (d *fastDecoder) fail(why string) bool {
 	return false
 }
 
-// syntaxError is the error of a document that fail stopped.
+// syntaxError is the error of a document that fail or failComma stopped.
 func (d *fastDecoder) syntaxError() *SyntaxError {
+	if d.comma {
+		return syntaxErrorBefore(d.data, d.failAt, d.failure)
+	}
 	if d.failAt >= len(d.data) {
 		return syntaxErrorAt(d.data, len(d.data)-1, "unexpected end of document")
 	}
 	c := d.data[d.failAt]
 	return syntaxErrorAt(d.data, d.failAt, "invalid character "+quoteChar(c)+" "+d.failure)
+}
+
+// failComma records that the member or element that ends at end is
+// followed by another, at d.pos, with no comma between them: the one
+// fault where encoding/json's message ("invalid character '"' after object
+// key:value pair", at the next member) leaves the reader looking in the
+// wrong place. The error is where the comma goes, and says so. closing is
+// the object's or the array's closing delimiter. It returns false.
+func (d *fastDecoder) failComma(end int, closing byte) bool {
+	d.failAt, d.comma = end, true
+	d.failure = "expected , or " + string(closing) + " after the value: add a comma"
+	return false
+}
+
+// missingComma tells whether the byte at d.pos, where a comma or closing
+// was expected after the value ending at end, begins another member (of an
+// object, closing '}') or element (of an array) as written without the
+// comma before it. A number or literal written right against the value,
+// as in [01] or [1true], is a malformed value rather than a missing comma.
+func (d *fastDecoder) missingComma(end int, closing byte) bool {
+	c := d.data[d.pos]
+	if closing == '}' {
+		return c == '"'
+	}
+	switch {
+	case c == '"' || c == '{' || c == '[':
+		return true
+	case c == '-' || c == 't' || c == 'f' || c == 'n' || c >= '0' && c <= '9':
+		prev := d.data[end-1]
+		return end < d.pos || prev == '"' || prev == '}' || prev == ']'
+	}
+	return false
+}
+
+// syntaxErrorBefore is a JSON syntax error at the place just before
+// doc[at], as a caret between two bytes: after the last byte of a line
+// when doc[at] ends it (a '\r' or '\n'), on the line of doc[at] otherwise.
+func syntaxErrorBefore(doc []byte, at int, msg string) *SyntaxError {
+	line, start := 1, 0
+	for i, c := range doc[:at] {
+		if c == '\n' {
+			line, start = line+1, i+1
+		}
+	}
+	return &SyntaxError{Format: "JSON", Line: line, Column: at - start + 1, Msg: msg}
 }
 
 // quoteChar quotes a byte as encoding/json's messages do.
@@ -229,6 +281,7 @@ func (d *fastDecoder) each(read func(name []byte) bool) bool {
 		if !read(name) {
 			return false
 		}
+		end := d.pos
 		d.space()
 		switch {
 		case d.pos >= len(d.data):
@@ -237,6 +290,9 @@ func (d *fastDecoder) each(read func(name []byte) bool) bool {
 			d.pos++
 			return true
 		case d.data[d.pos] != ',':
+			if d.missingComma(end, closing) {
+				return d.failComma(end, closing)
+			}
 			return d.fail(why)
 		}
 		d.pos++

@@ -88,6 +88,7 @@ var jsonInvalid = []string{
 	`{} {}`, `[1] x`, `{"a":1}}`, `//c
 {}`, `[1,,2]`, `[-x]`, `[1.x]`, `[1ex]`, `[1e+x]`, `[01]`, `[trux]`, `[fals]`, `[nulL]`, `{"a" 1}`, `{"a":1 "b":2}`,
 	"[\"a\nb\"]", `["\q"]`, `["\u00"]`, "[1]\n\n ]", `{"a":[1}`, "[\xff]", `{"flags":{"a":1,}}`, `{"flags":[1 2]}`,
+	"{\r\n\"a\": {}\r\n\"b\": 1}", `["a""b"]`, `[[] {}]`, `[1true]`, `[1 x]`, `{"a":1 {}}`, `["x"-1]`,
 }
 
 func TestDecodeAgreesWithEncodingJSON(t *testing.T) {
@@ -158,7 +159,7 @@ func checkDecode(t *testing.T, data []byte) {
 		if strings.Contains(msg, "after top-level value") {
 			return // a top-level scalar, which no document is
 		}
-		if wantErr := syntaxErrorAt(data, at, msg); !reflect.DeepEqual(err, wantErr) {
+		if wantErr := wantSyntaxError(data, msg, at); !reflect.DeepEqual(err, wantErr) {
 			t.Fatalf("%q: fast decoder says %v, encoding/json %v", data, err, wantErr)
 		}
 		return
@@ -179,6 +180,106 @@ func checkDecode(t *testing.T, data []byte) {
 		if msg != "" || !reflect.DeepEqual(fieldsAsDecoded(d), def) {
 			t.Fatalf("%q: the definition of %q is written %q, decoded %#v", data, d.key, d.span, fieldsAsDecoded(d))
 		}
+	}
+}
+
+// wantSyntaxError is the error the fast decoder must give for data, which
+// encoding/json refuses with msg at the byte at: encoding/json's message and
+// place, but for a missing comma, which is reported where the comma goes.
+// A comma is missing when the byte at is another member of an object, or
+// another element of an array that is not a number or literal written
+// right against the element before it ([01], [1true]).
+func wantSyntaxError(data []byte, msg string, at int) *SyntaxError {
+	closing := byte(0)
+	switch {
+	case strings.HasSuffix(msg, "after object key:value pair") && data[at] == '"':
+		closing = '}'
+	case strings.HasSuffix(msg, "after array element") && strings.IndexByte(`"{[`, data[at]) >= 0:
+		closing = ']'
+	case strings.HasSuffix(msg, "after array element") && strings.IndexByte("-tfn0123456789", data[at]) >= 0:
+		if prev := data[at-1]; strings.IndexByte(" \t\r\n\"}]", prev) >= 0 {
+			closing = ']'
+		}
+	}
+	if closing == 0 {
+		return syntaxErrorAt(data, at, msg)
+	}
+	end := len(bytes.TrimRight(data[:at], " \t\r\n"))
+	lineStart := bytes.LastIndexByte(data[:end], '\n') + 1
+	return &SyntaxError{Format: "JSON", Line: 1 + bytes.Count(data[:end], []byte("\n")), Column: end - lineStart + 1,
+		Msg: "expected , or " + string(closing) + " after the value: add a comma"}
+}
+
+// TestDecodeMissingComma: a missing comma is reported after the value
+// before it, where the comma goes, not at the member or element after it,
+// which encoding/json names; the other faults after a value keep
+// encoding/json's message and place.
+func TestDecodeMissingComma(t *testing.T) {
+	const (
+		inObject = "expected , or } after the value: add a comma"
+		inArray  = "expected , or ] after the value: add a comma"
+	)
+	tests := []struct {
+		name, doc    string
+		line, column int
+		msg          string
+	}{
+		{"number", "{\n  \"a\": 1\n  \"b\": 2\n}", 2, 9, inObject},
+		{"number, CRLF", "{\r\n  \"a\": 1\r\n  \"b\": 2\r\n}", 2, 9, inObject},
+		{"string", "{\n  \"a\": \"on\"\n  \"b\": 2\n}", 2, 12, inObject},
+		{"string, CRLF", "{\r\n  \"a\": \"on\"\r\n  \"b\": 2\r\n}", 2, 12, inObject},
+		{"object", "{\n  \"a\": {\"x\": 1}\n  \"b\": 2\n}", 2, 16, inObject},
+		{"object, CRLF", "{\r\n  \"a\": {\"x\": 1}\r\n  \"b\": 2\r\n}", 2, 16, inObject},
+		{"array", "{\n  \"a\": [1, 2]\n  \"b\": 2\n}", 2, 14, inObject},
+		{"array, CRLF", "{\r\n  \"a\": [1, 2]\r\n  \"b\": 2\r\n}", 2, 14, inObject},
+		{"literal, blank line between", "{\n  \"a\": true\n\n  \"b\": 2\n}", 2, 12, inObject},
+		{"on one line", `{"a": 1 "b": 2}`, 1, 8, inObject},
+		{"no space", `{"a":"x""b":2}`, 1, 9, inObject},
+		{"columns in bytes", `{"a": "é" "b": 1}`, 1, 11, inObject},
+		{"elements", "[\n  1\n  2\n]", 2, 4, inArray},
+		{"elements, CRLF", "[\r\n  1\r\n  2\r\n]", 2, 4, inArray},
+		{"objects, CRLF", "[\r\n  {\"a\": 1}\r\n  {\"b\": 2}\r\n]", 2, 11, inArray},
+		{"arrays", `[[1] [2]]`, 1, 5, inArray},
+		{"strings", `["a" "b"]`, 1, 5, inArray},
+		{"string then number", `["a"1]`, 1, 5, inArray},
+		{"number then string", `[1"a"]`, 1, 3, inArray},
+		{"literals", `[true false]`, 1, 6, inArray},
+		{"negative number", `[1 -2]`, 1, 3, inArray},
+		{"flags", "{\n  \"flags\": {\n    \"a\": {\"state\": \"ENABLED\"}\n    \"b\": {}\n  }\n}", 3, 30, inObject},
+		{"flags as an array", "{\"flags\": [\n  {\"key\": \"a\"}\n  {\"key\": \"b\"}\n]}", 2, 15, inArray},
+		{"definition", "{\"flags\": {\"a\": {\n  \"state\": \"ENABLED\"\n  \"variants\": {}\n}}}", 2, 21, inObject},
+		{"variants", "{\"flags\": {\"a\": {\"variants\": {\n  \"on\": true\n  \"off\": false\n}}}}", 2, 13, inObject},
+		{"rule", "{\"flags\": {\"a\": {\"targeting\": {\"if\": [\n  {\"var\": \"x\"}\n  \"on\"\n]}}}}", 2, 15, inArray},
+
+		// Not a missing comma: encoding/json's message, at the byte.
+		{"leading zero", `[01]`, 1, 3, `invalid character '1' after array element`},
+		{"literal against a number", `[1true]`, 1, 3, `invalid character 't' after array element`},
+		{"not a value", `[1 x]`, 1, 4, `invalid character 'x' after array element`},
+		{"unquoted key", "{\n  \"a\": 1\n  b: 2\n}", 3, 3, `invalid character 'b' after object key:value pair`},
+		{"object after a member", `{"a": 1 {}}`, 1, 9, `invalid character '{' after object key:value pair`},
+		{"missing colon", `{"a" 1}`, 1, 6, `invalid character '1' after object key`},
+		{"trailing comma", `{"a": 1,}`, 1, 9, `invalid character '}' looking for beginning of object key string`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := decodeJSON([]byte(tt.doc), nil)
+			want := &SyntaxError{Format: "JSON", Line: tt.line, Column: tt.column, Msg: tt.msg}
+			if !reflect.DeepEqual(err, want) {
+				t.Errorf("%q:\ngot  %v\nwant %v", tt.doc, err, want)
+			}
+			checkDecode(t, []byte(tt.doc))
+		})
+	}
+}
+
+// A missing comma, as Load reports it.
+func TestLoadMissingComma(t *testing.T) {
+	doc := "{\r\n  \"flags\": {\r\n    \"new-checkout\": {\r\n      \"state\": \"ENABLED\",\r\n" +
+		"      \"variants\": {\"on\": true, \"off\": false}\r\n      \"defaultVariant\": \"off\"\r\n    }\r\n  }\r\n}\r\n"
+	_, err := Load([]byte(doc))
+	const want = "invalid JSON at line 5, column 45: expected , or } after the value: add a comma"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
 	}
 }
 

@@ -6,6 +6,7 @@
 //	flagsnap simulate FILE FLAG            the variant shares of many synthetic users
 //	flagsnap serve FILE                    serve a watched file over flagd.sync.v1 (and HTTP, OFREP)
 //	flagsnap usage FILE USAGE_JSON         the flags a service's usage snapshot shows stale
+//	flagsnap version                       the command's version and the Go version it was built with
 //
 // Install it from a checkout of the repository with
 //

@@ -64,7 +64,7 @@ func TestBinary(t *testing.T) {
 			[]string{"banner-color in testdata/flags.json, 5,000 users, fractional v2", "chi-square"}, ""},
 		{"help", []string{"simulate", "--help"}, exitOK, []string{"Example:\n  flagsnap simulate flags.json banner-color"}, ""},
 		{"unknown command", []string{"lint"}, exitBadInput, nil,
-			"flagsnap: unknown command \"lint\" (commands: validate, eval, simulate, serve, usage; see flagsnap --help)\n"},
+			"flagsnap: unknown command \"lint\" (commands: validate, eval, simulate, serve, usage, version; see flagsnap --help)\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -114,7 +114,7 @@ func TestEvalBadInput(t *testing.T) {
 		want []string
 	}{
 		{"missing file", []string{"missing.json", "a"}, []string{"missing.json", "no such file or directory"}},
-		{"file that does not load", []string{testdata("syntax.json"), "a"}, []string{"syntax.json", "invalid JSON at line 6, column 7"}},
+		{"file that does not load", []string{testdata("syntax.json"), "a"}, []string{"syntax.json", "invalid JSON at line 5, column 45: expected , or } after the value: add a comma"}},
 		{"unknown flag", []string{flags, "nope"}, []string{`flag "nope" is not defined in testdata/flags.json`}},
 		{"misspelt flag", []string{flags, "new-chekout"}, []string{`flag "new-chekout" is not defined in testdata/flags.json; did you mean "new-checkout"?`}},
 		{"invalid context", []string{flags, "new-checkout", "--context", `{"email": }`}, []string{"--context is not a JSON object", "invalid character"}},

@@ -53,11 +53,14 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return c.serve(ctx, args[1:])
 	case "usage":
 		return c.usageCmd(args[1:])
+	case "version", "-version", "--version":
+		c.name = "version"
+		return c.version(args[1:])
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, mainUsage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "flagsnap: unknown command %q (commands: validate, eval, simulate, serve, usage; see flagsnap --help)\n", args[0])
+	fmt.Fprintf(stderr, "flagsnap: unknown command %q (commands: validate, eval, simulate, serve, usage, version; see flagsnap --help)\n", args[0])
 	return exitBadInput
 }
 
@@ -69,6 +72,7 @@ Usage:
   flagsnap simulate FILE FLAG          variant shares of many users; --against compares files
   flagsnap serve FILE                  serve a watched file over flagd.sync.v1 (and HTTP, OFREP)
   flagsnap usage FILE USAGE_JSON       the flags a service's usage snapshot shows stale
+  flagsnap version                     the command's version and the Go version it was built with
 
 Run 'flagsnap COMMAND --help' for the options and an example of each.
 `
@@ -98,8 +102,12 @@ func (c *cmd) newFlagSet(usage string) *flag.FlagSet {
 	fs.Usage = func() {}
 	c.printUsage = func() {
 		fmt.Fprint(c.stdout, usage)
-		fmt.Fprintln(c.stdout, "\nOptions:")
-		printOptions(c.stdout, fs)
+		options := 0
+		fs.VisitAll(func(*flag.Flag) { options++ })
+		if options > 0 {
+			fmt.Fprintln(c.stdout, "\nOptions:")
+			printOptions(c.stdout, fs)
+		}
 	}
 	return fs
 }

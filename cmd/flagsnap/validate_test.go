@@ -82,7 +82,7 @@ func TestValidate(t *testing.T) {
 			args: []string{testdata("syntax.json")},
 			code: exitNegative,
 			lines: []string{
-				`testdata/syntax.json:6:7: error: invalid JSON at line 6, column 7: invalid character '"' after object key:value pair`,
+				`testdata/syntax.json:5:45: error: invalid JSON at line 5, column 45: expected , or } after the value: add a comma`,
 				`testdata/syntax.json: invalid: 1 error, 0 warnings`,
 			},
 		},
@@ -199,6 +199,79 @@ func TestValidateDocumentErrors(t *testing.T) {
 		if !strings.Contains(stdout, path+tt.want) {
 			t.Errorf("%q: output\n%s\nwant %s%s", tt.doc, stdout, path, tt.want)
 		}
+	}
+}
+
+// TestValidateSyntaxErrors: a file that is not JSON is one error, where
+// the fault is. A missing comma is reported where the comma goes, after
+// the value before it, whatever that value is and however lines end.
+func TestValidateSyntaxErrors(t *testing.T) {
+	// flag is a flag file whose new-checkout flag has the members given,
+	// one a line, each line ending with eol.
+	flag := func(eol string, members ...string) string {
+		lines := append([]string{"{", `  "flags": {`, `    "new-checkout": {`}, members...)
+		lines = append(lines, "    }", "  }", "}", "")
+		return strings.Join(lines, eol)
+	}
+	const (
+		state    = `      "state": "ENABLED",`
+		variants = `      "variants": {"on": true, "off": false},`
+		def      = `      "defaultVariant": "off"`
+	)
+	const (
+		object = "invalid JSON at line %d, column %d: expected , or } after the value: add a comma"
+		array  = "invalid JSON at line %d, column %d: expected , or ] after the value: add a comma"
+	)
+	tests := []struct {
+		name, doc    string
+		line, column int
+		msg          string // with the line and column
+	}{
+		{"after a string", flag("\n", `      "state": "ENABLED"`, variants, def), 4, 25, object},
+		{"after a string, CRLF", flag("\r\n", `      "state": "ENABLED"`, variants, def), 4, 25, object},
+		{"after an object", flag("\n", state, `      "variants": {"on": true, "off": false}`, def), 5, 45, object},
+		{"after an object, CRLF", flag("\r\n", state, `      "variants": {"on": true, "off": false}`, def), 5, 45, object},
+		{"after an array, CRLF", flag("\r\n", state, variants, def+",", `      "metadata": {"tags": ["a", "b"]`, `        "owner": "shop"}`), 7, 38, object},
+		{"after a number, on one line", `{"flags": {"a": 1 "b": 2}}`, 1, 18, object},
+		{"in a rule's array, after an object, CRLF", flag("\r\n", state, variants, def+",",
+			`      "targeting": {"if": [{"==": [{"var": "plan"}, "pro"]}`, `        "on", "off"]}`), 7, 60, array},
+		{"between flags", "{\n  \"flags\": {\n    \"a\": {\"state\": \"ENABLED\", \"variants\": {\"on\": true}, \"defaultVariant\": \"on\"}\n" +
+			"    \"b\": {\"state\": \"ENABLED\", \"variants\": {\"on\": true}, \"defaultVariant\": \"on\"}\n  }\n}\n", 3, 80, object},
+		{"between flags in an array, CRLF", "{\r\n  \"flags\": [\r\n    {\"key\": \"a\", \"variants\": {\"on\": true}, \"defaultVariant\": \"on\"}\r\n" +
+			"    {\"key\": \"b\", \"variants\": {\"on\": true}, \"defaultVariant\": \"on\"}\r\n  ]\r\n}\r\n", 3, 67, array},
+
+		// Other faults keep their message, at the byte that is wrong.
+		{"trailing comma", `{"flags": {"a": {},}}`, 1, 20, "invalid JSON at line %d, column %d: invalid character '}' looking for beginning of object key string"},
+		{"unquoted key, CRLF", "{\r\n  \"flags\": {}\r\n  metadata: {}\r\n}\r\n", 3, 3, "invalid JSON at line %d, column %d: invalid character 'm' after object key:value pair"},
+		{"missing colon", "{\n  \"flags\" {}\n}\n", 2, 11, "invalid JSON at line %d, column %d: invalid character '{' after object key"},
+		{"truncated", `{"flags": {`, 1, 11, "invalid JSON at line %d, column %d: unexpected end of document"},
+	}
+	dir := t.TempDir()
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprintf("flags%d.json", i))
+			if err := os.WriteFile(path, []byte(tt.doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			msg := fmt.Sprintf(tt.msg, tt.line, tt.column)
+			stdout, stderr, code := runCmd(t, "validate", path)
+			wantStatus(t, code, exitNegative, stdout, stderr)
+			want := fmt.Sprintf("%s:%d:%d: error: %s\n%s: invalid: 1 error, 0 warnings\n", path, tt.line, tt.column, msg, path)
+			if stdout != want || stderr != "" {
+				t.Errorf("stdout:\n%s\nwant:\n%s\nstderr: %s", stdout, want, stderr)
+			}
+
+			stdout, stderr, code = runCmd(t, "validate", "--format", "json", path)
+			wantStatus(t, code, exitNegative, stdout, stderr)
+			var got struct{ Files []fileReport }
+			if err := json.Unmarshal([]byte(stdout), &got); err != nil || len(got.Files) != 1 || len(got.Files[0].Problems) != 1 {
+				t.Fatalf("JSON report (%v):\n%s", err, stdout)
+			}
+			wantProblem := problem{Severity: "error", Line: tt.line, Column: tt.column, Message: msg, Source: "flagsnap"}
+			if p := got.Files[0].Problems[0]; p != wantProblem {
+				t.Errorf("JSON problem %+v, want %+v", p, wantProblem)
+			}
+		})
 	}
 }
 
