@@ -1,6 +1,7 @@
 // Package flagsnap is an OpenFeature provider that evaluates flagd flag
 // definitions in-process, from a watched file, a flagd sync stream
-// (flagd.sync.v1) or memory.
+// (flagd.sync.v1), an HTTP(S) URL, an object in S3, GCS or Azure Blob
+// (module blob), or memory.
 //
 //	provider, err := flagsnap.NewProvider(flagsnap.WithFile("flags.json"))
 //	if err != nil {
@@ -14,8 +15,9 @@
 //	on := client.Boolean(ctx, "new-checkout", false, openfeature.NewEvaluationContext("user-1", nil))
 //
 // The flags come from a file ([WithFile]), a sync server such as flagd
-// ([WithResolver] with [ResolverInProcess], and [WithHost]), a document in
-// memory ([WithFlags]) or any [source.Source] ([WithSource]). The FLAGD_*
+// ([WithResolver] with [ResolverInProcess], and [WithHost]), a URL
+// ([WithURL]), a document in memory ([WithFlags]) or any [source.Source]
+// ([WithSource]), the blob module's object sources among them. The FLAGD_*
 // environment variables configure the same as flagd's providers read them;
 // options given in code win over them (see [Option] and [FromEnv]).
 //
@@ -33,6 +35,10 @@
 // parsed is reported with an ERROR event and the flags in force stay.
 // [Provider.SourceStatus] reports the source's health, and
 // [Provider.Usage] which flags the service evaluates.
+//
+// [OFREPHandler] serves the same flags to browsers, apps and services in
+// other languages over OFREP, and [Provider.EvaluateAll] evaluates every
+// flag for one context; [DebugHandler] shows them to a person.
 //
 // Package flagsnaptest gives tests clients whose flags come from memory.
 package flagsnap
