@@ -34,10 +34,8 @@ import (
 //   - /status : [Provider.SourceStatus] as JSON.
 //   - /usage : [Provider.Usage] as JSON.
 //   - /flags : the flag document in force, as the source delivered it
-//     (JSON, or YAML from a YAML file). The provider keeps it from the
-//     moment DebugHandler is made, which costs memory as large as the
-//     document: make the handler before Init, so that the first flag set
-//     is kept too.
+//     (JSON, or YAML from a YAML file). The provider keeps it compressed,
+//     whenever the handler is made.
 //   - /evaluate?flag=KEY&context=JSON : the evaluation of KEY for the
 //     flattened evaluation context (a JSON object; the targeting key is
 //     "targetingKey"), with the provider's enrichment, and the explanation
@@ -55,7 +53,6 @@ import (
 //
 //	mux.Handle("/debug/flags/", http.StripPrefix("/debug/flags", flagsnap.DebugHandler(p)))
 func DebugHandler(p *Provider) http.Handler {
-	p.keepDocument.Store(true)
 	return &debugHandler{p: p}
 }
 
@@ -140,14 +137,13 @@ func redirectToPage(w http.ResponseWriter, r *http.Request) {
 // serveFlags writes the document the flags in force were compiled from,
 // byte for byte: its SHA-256 is SourceStatus's Digest.
 func (h *debugHandler) serveFlags(w http.ResponseWriter) {
-	doc := h.p.document()
+	doc, err := h.p.document()
 	switch {
-	case doc == nil && h.p.flags() == nil:
-		writeDebugJSON(w, http.StatusServiceUnavailable, debugError{Error: "no flags have been loaded yet"})
+	case err != nil:
+		writeDebugJSON(w, http.StatusInternalServerError, debugError{Error: "the document kept does not decompress: " + err.Error()})
 		return
 	case doc == nil:
-		writeDebugJSON(w, http.StatusServiceUnavailable, debugError{Error: "the flags in force were loaded before DebugHandler was made, and their document was not kept: " +
-			"it is kept from the next flag set on, or make DebugHandler before Init"})
+		writeDebugJSON(w, http.StatusServiceUnavailable, debugError{Error: "no flags have been loaded yet"})
 		return
 	}
 	if json.Valid(doc) {

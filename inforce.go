@@ -57,13 +57,15 @@ func unionKeys(a, b *evaluator.FlagSet) []string {
 
 // inForce is the flag set evaluations answer from, with the table they are
 // counted in (nil with WithoutUsage): one pointer, so that an evaluation
-// never counts in another set's table. doc is the document the set was
-// compiled from, as it came, for DebugHandler's /flags: the compiled set
-// keeps no rule as written. Evaluations never read it.
+// never counts in another set's table. Evaluations never read the rest.
 type inForce struct {
 	set    *evaluator.FlagSet
 	counts *usage.Table
-	doc    []byte
+	// doc is the document the set was compiled from, as it came, for
+	// DebugHandler's /flags (the compiled set keeps no rule as written):
+	// kept compressed, which costs a tenth of the document or so, once a
+	// goroutine of its own has compressed it, and as it came until then.
+	doc docKeeper
 	// version counts the flag sets put in force since the provider was
 	// built: it names the snapshot in OFREP's event stream.
 	version uint64
@@ -81,23 +83,21 @@ func (p *Provider) flags() *evaluator.FlagSet {
 }
 
 // document is the document the flags in force were compiled from, nil
-// before the first. It must not be modified.
-func (p *Provider) document() []byte {
+// before the first.
+func (p *Provider) document() ([]byte, error) {
 	if in := p.snap.Load(); in != nil {
-		return in.doc
+		return in.doc.document()
 	}
-	return nil
+	return nil, nil
 }
 
 // putInForce makes set, compiled from doc, the flag set in force, counted
 // from now on, and returns the one it replaces. It is called under the
-// run's lock. doc is kept, not copied, and only for DebugHandler: sources
-// hand over a document they do not keep or change.
+// run's lock. doc is kept, not copied, for DebugHandler: sources hand
+// over a document they do not keep or change.
 func (p *Provider) putInForce(set *evaluator.FlagSet, doc []byte) (old *evaluator.FlagSet) {
-	if !p.keepDocument.Load() {
-		doc = nil
-	}
-	in := &inForce{set: set, counts: p.countUsage(set), doc: doc}
+	in := &inForce{set: set, counts: p.countUsage(set)}
+	in.doc.keep(doc)
 	prev := p.snap.Load()
 	if prev != nil && prev.set == set {
 		in.version = prev.version

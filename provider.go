@@ -56,10 +56,6 @@ type Provider struct {
 	// usage counts evaluations (usage.go); nil with WithoutUsage.
 	usage     *usage.Counter
 	usageOnce sync.Once
-	// keepDocument is set once DebugHandler is made: from then on the
-	// flags in force keep the document they came from, for its /flags,
-	// which no one else pays for.
-	keepDocument atomic.Bool
 
 	mu  sync.Mutex // guards run and sourceRan across Init and Shutdown
 	run *run

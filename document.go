@@ -1,0 +1,46 @@
+package flagsnap
+
+import (
+	"bytes"
+	"compress/flate"
+	"io"
+	"sync/atomic"
+)
+
+// docKeeper keeps a flag document for DebugHandler's /flags, whenever the
+// handler is made: compressed, by a goroutine of its own, so that neither
+// the flags' arrival waits for it nor the document's size stays in the
+// heap. Until the compression is done, the document is kept as it came.
+type docKeeper struct {
+	raw        atomic.Pointer[[]byte]
+	compressed atomic.Pointer[[]byte]
+}
+
+// keep starts keeping doc; nil keeps nothing.
+func (k *docKeeper) keep(doc []byte) {
+	if doc == nil {
+		return
+	}
+	k.raw.Store(&doc)
+	go func() {
+		var b bytes.Buffer
+		// Writing to memory at a valid level cannot fail.
+		w, _ := flate.NewWriter(&b, flate.BestSpeed)
+		_, _ = w.Write(doc)
+		_ = w.Close()
+		z := b.Bytes()
+		k.compressed.Store(&z)
+		k.raw.Store(nil)
+	}()
+}
+
+// document is the document kept, nil when none was.
+func (k *docKeeper) document() ([]byte, error) {
+	if z := k.compressed.Load(); z != nil {
+		return io.ReadAll(flate.NewReader(bytes.NewReader(*z)))
+	}
+	if raw := k.raw.Load(); raw != nil {
+		return *raw, nil
+	}
+	return nil, nil
+}
