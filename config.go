@@ -86,6 +86,9 @@ type Config struct {
 }
 
 // Defaults, as in flagd's provider configuration table.
+// DefaultMaxMessageSize is [source.DefaultMaxMessageSize], where the bound
+// is defined and documented for GRPCConfig: the provider and a source built
+// alone bound a flag set alike.
 const (
 	DefaultHost              = flagddefault.Host             // localhost
 	DefaultRPCPort           = flagddefault.RPCPort          // 8013
@@ -97,8 +100,8 @@ const (
 	DefaultRetryGracePeriod  = flagddefault.RetryGracePeriod // 10s
 	DefaultFilePollInterval  = flagddefault.FilePollInterval // 5s
 	DefaultPollInterval      = flagddefault.PollInterval     // 5s
-	DefaultMaxMessageSize    = flagddefault.MaxMessageSize   // 1 GiB
-	DefaultFractionalVersion = fractional.V2
+	DefaultMaxMessageSize    = source.DefaultMaxMessageSize  // 1 GiB
+	DefaultFractionalVersion = fractional.Version(flagddefault.FractionalVersion)
 )
 
 // config is what the options build: the public Config, plus what cannot

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/flagsnap/flagsnap/evaluator"
 	"github.com/flagsnap/flagsnap/fractional"
 )
 
@@ -101,6 +102,22 @@ func TestDefaults(t *testing.T) {
 	c, err = NewConfig(WithFile("flags.json"))
 	if err != nil || c.Resolver != ResolverFile || c.OfflineFlagSourcePath != "flags.json" {
 		t.Errorf("a file alone: %+v, %v", c, err)
+	}
+}
+
+// TestEvaluatorBucketsAsTheProvider: a flag set loaded without the provider
+// (flagsnap eval, a test) must bucket users as the provider does.
+func TestEvaluatorBucketsAsTheProvider(t *testing.T) {
+	set, err := evaluator.Load([]byte(`{"flags": {"f": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := set.Explain("f", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.FractionalVersion != DefaultFractionalVersion {
+		t.Errorf("evaluator.Load buckets with %v by default, the provider with %v", x.FractionalVersion, DefaultFractionalVersion)
 	}
 }
 

@@ -4,18 +4,20 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/flagsnap/flagsnap/internal/flagddefault"
 )
 
 const (
 	// defaultInterval is the time between polls, as flagd's own polling
-	// sources.
-	defaultInterval = 5 * time.Second
+	// sources and the library's URL source.
+	defaultInterval = flagddefault.PollInterval
 	// defaultTimeout bounds each poll, the download included: long enough
 	// for a first request that resolves credentials, short enough that a
 	// store that hangs is reported lost well within a poll or two.
 	defaultTimeout = 10 * time.Second
 	// defaultMaxSize bounds the document, as the library's other sources.
-	defaultMaxSize = 1 << 30
+	defaultMaxSize = flagddefault.MaxMessageSize
 )
 
 // Option configures [Open].

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/flagsnap/flagsnap/fractional"
+	"github.com/flagsnap/flagsnap/internal/flagddefault"
 	"github.com/flagsnap/flagsnap/internal/suggest"
 )
 
@@ -126,7 +127,8 @@ var fingerprintSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 var lastSetID atomic.Uint64
 
 // WithFractionalVersion selects the bucketing of the fractional operator
-// (fractional.V2 by default, which is what flagd uses today).
+// (fractional.V2 by default, which is what flagd uses today, and the
+// provider's default too).
 func WithFractionalVersion(v fractional.Version) Option {
 	return func(c *config) { c.version = v }
 }
@@ -167,7 +169,7 @@ func WithClock(now func() time.Time) Option {
 // while it is decoded; all of them have ended when Load returns.
 func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 	cfg := config{
-		version: fractional.V2,
+		version: flagddefault.FractionalVersion,
 		logger:  slog.New(slog.DiscardHandler),
 		clock:   time.Now,
 	}

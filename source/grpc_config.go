@@ -29,7 +29,9 @@ const (
 	// receives unless told otherwise: 1 GiB, because gRPC's own 4 MiB
 	// default is too small for large flag sets. gRPC checks a message's
 	// length before reading it, so the bound costs no memory until a
-	// message that large arrives.
+	// message that large arrives. It is also the HTTP and file sources'
+	// default bound, and the provider's:
+	// [github.com/flagsnap/flagsnap.DefaultMaxMessageSize] is this constant.
 	DefaultMaxMessageSize = flagddefault.MaxMessageSize
 
 	// defaultLivenessInterval and defaultLivenessTimeout pace the check
@@ -107,7 +109,11 @@ type GRPCConfig struct {
 	Deadline time.Duration
 	// StreamDeadline bounds each sync stream; 0 means none. A stream that
 	// reaches it is reopened at once without reporting a loss, which
-	// catches connections that died silently.
+	// catches connections that died silently. flagd's providers default
+	// to [github.com/flagsnap/flagsnap.DefaultStreamDeadline] (600s), which
+	// the provider passes here; set it for the same behaviour. 0 stays
+	// "none" rather than meaning that default, because the provider hands
+	// its own 0 (no deadline, as in flagd) through unchanged.
 	StreamDeadline time.Duration
 	// RetryBackoff and RetryBackoffMax pace reconnecting; defaults 1s and
 	// 5s (or RetryBackoff, if longer). The first attempt after a loss

@@ -40,6 +40,9 @@ func runBinary(t *testing.T, args ...string) (stdout, stderr string, code int) {
 }
 
 func TestBinary(t *testing.T) {
+	// Skips the whole test with -short, not only the runs: the chart
+	// checked after them is written by the simulate run.
+	binary(t)
 	svg := filepath.Join(t.TempDir(), "chart.svg")
 	tests := []struct {
 		name   string

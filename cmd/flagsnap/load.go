@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/flagsnap/flagsnap"
 	"github.com/flagsnap/flagsnap/evaluator"
 	"github.com/flagsnap/flagsnap/fractional"
 	"github.com/flagsnap/flagsnap/internal/suggest"
@@ -31,7 +32,7 @@ func loadFlags(path string, opts ...evaluator.Option) ([]byte, *evaluator.FlagSe
 // parseVersion reads --fractional; "" is the provider's default, v2.
 func parseVersion(option, s string) (fractional.Version, error) {
 	if s == "" {
-		return fractional.V2, nil
+		return flagsnap.DefaultFractionalVersion, nil
 	}
 	v, err := fractional.ParseVersion(s)
 	if err != nil {

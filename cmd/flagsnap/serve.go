@@ -9,13 +9,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/flagsnap/flagsnap"
 	"github.com/flagsnap/flagsnap/evaluator"
@@ -96,6 +97,12 @@ Example:
   flagsnap serve 's3://my-bucket/flags.json?region=eu-west-1' --http 127.0.0.1:8016
 `
 
+// serveAddr is --addr's default: the port a provider in in-process mode
+// dials when given none, so that the two meet without configuration.
+// serveUsage repeats it, and --poll-interval's default, in its text; a
+// test holds the text to these values.
+var serveAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(flagsnap.DefaultInProcessPort))
+
 // contextValues is --context-value, repeatable.
 type contextValues map[string]any
 
@@ -147,7 +154,7 @@ type serveFlags struct {
 }
 
 func (f *serveFlags) define(fs *flag.FlagSet) {
-	fs.StringVar(&f.addr, "addr", "127.0.0.1:8015", "TCP address to listen on")
+	fs.StringVar(&f.addr, "addr", serveAddr, "TCP address to listen on")
 	fs.StringVar(&f.socket, "socket", "", "listen on this unix socket instead of TCP")
 	fs.StringVar(&f.certFile, "tls-cert", "", "serve TLS with this certificate (PEM) ...")
 	fs.StringVar(&f.keyFile, "tls-key", "", "... and this key (PEM)")
@@ -156,7 +163,8 @@ func (f *serveFlags) define(fs *flag.FlagSet) {
 	fs.Var(f.syncCtx, "context-value", "KEY=VALUE added to the sync context and GetMetadata (repeatable)")
 	fs.StringVar(&f.httpAddr, "http", "", "also serve the flags over HTTP on this address, at /flags.json?selector=S and OFREP at /ofrep/v1/")
 	f.ofrep.define(fs)
-	fs.DurationVar(&f.remote.pollInterval, "poll-interval", 5*time.Second, "when FILE is a URL: how often to ask it for the flags")
+	// A URL is followed as flagsnap.WithURL follows it, at its pace too.
+	fs.DurationVar(&f.remote.pollInterval, "poll-interval", flagsnap.DefaultPollInterval, "when FILE is a URL: how often to ask it for the flags")
 	f.remote.header = headerValues{}
 	fs.Var(f.remote.header, "header", `when FILE is a URL: "Name: value" sent with every request (repeatable)`)
 	fs.StringVar(&f.remote.authFile, "authorization-file", "", "when FILE is a URL: send this file's content as the Authorization header")

@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"flag"
 	"math/big"
 	"net"
 	"os"
@@ -23,6 +24,7 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 
 	"github.com/flagsnap/flagsnap"
+	"github.com/flagsnap/flagsnap/internal/flagddefault"
 	"github.com/flagsnap/flagsnap/internal/logtest"
 )
 
@@ -370,5 +372,29 @@ func TestServeBadInput(t *testing.T) {
 		cancel()
 		wantStatus(t, code, exitBadInput, out.String(), errOut.String())
 		wantOneLine(t, errOut.String(), tt.want)
+	}
+}
+
+// TestServeDefaultsAreTheProvider: serve listens where a provider in
+// in-process mode dials by default and polls a URL as WithURL does, and
+// its usage text names those values, not older ones.
+func TestServeDefaultsAreTheProvider(t *testing.T) {
+	var f serveFlags
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	f.define(fs)
+	port := strconv.Itoa(flagddefault.InProcessPort)
+	for name, want := range map[string]string{
+		"addr":          "127.0.0.1:" + port,
+		"poll-interval": flagddefault.PollInterval.String(),
+	} {
+		if got := fs.Lookup(name).DefValue; got != want {
+			t.Errorf("--%s defaults to %s, want %s", name, got, want)
+		}
+		if usage := "[--" + name + " " + want + "]"; !strings.Contains(serveUsage, usage) {
+			t.Errorf("the usage does not say %s", usage)
+		}
+	}
+	if example := "flagsnap.WithPort(" + port + ")"; !strings.Contains(serveUsage, example) {
+		t.Errorf("the usage's example does not say %s", example)
 	}
 }

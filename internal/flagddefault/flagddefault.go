@@ -23,4 +23,10 @@ const (
 	// MaxMessageSize is 1 GiB, far above gRPC's own 4 MiB, which large
 	// flag sets exceed.
 	MaxMessageSize = 1 << 30
+	// FractionalVersion is fractional.V2, the bucketing deployed flagd
+	// uses; the evaluator's own default is this too, so that a flag set
+	// loaded without the provider buckets users as the provider does. It
+	// is a number because package source reads this package and must not
+	// depend on the bucketing.
+	FractionalVersion = 2
 )
