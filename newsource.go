@@ -26,6 +26,7 @@ func (p *Provider) fileConfig() source.FileConfig {
 	return source.FileConfig{
 		Path:         p.cfg.OfflineFlagSourcePath,
 		PollInterval: p.cfg.OfflinePollInterval,
+		MaxSize:      int64(p.cfg.MaxMessageSize),
 		Logger:       p.log,
 	}
 }

@@ -441,11 +441,13 @@ func WithKeepAlive(d time.Duration) Option {
 	return durationOption("WithKeepAlive", d, true, func(c *Config) *time.Duration { return &c.KeepAlive })
 }
 
-// WithMaxMessageSize bounds the size of one flag set message from a sync
-// server, in bytes (default 1 GiB, because gRPC's own 4 MiB is too small
-// for large flag sets). A larger message is reported as PROVIDER_ERROR,
-// with its size and the bound, while the flags in force keep serving; the
-// server is asked again only after the longest backoff.
+// WithMaxMessageSize bounds the size of one flag document, in bytes: a
+// message from a sync server, a URL's body (decompressed) and a flag file
+// (default 1 GiB, because gRPC's own 4 MiB is too small for large flag
+// sets). A larger document is reported as PROVIDER_ERROR, with its size
+// and the bound, having held no more than about the bound, while the flags
+// in force keep serving; a sync server is asked again only after the
+// longest backoff.
 func WithMaxMessageSize(bytes int) Option {
 	return func(c *config) {
 		if bytes <= 0 {

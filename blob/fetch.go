@@ -1,10 +1,8 @@
 package blob
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -71,8 +69,11 @@ func versionOf(a *gcblob.Attributes) source.Version {
 	return source.Version{}
 }
 
-// download reads the object, refusing more than maxSize bytes: the
-// object may have grown since its attributes were read.
+// download reads the object, refusing more than maxSize bytes having
+// read no more than that: the object may have grown since its attributes
+// were read, and an object stored gzip-encoded is sized in its
+// attributes as stored but may download decoded (GCS serves it gzipped,
+// and Go's transport decodes it), to many times that size.
 func (f *fetcher) download(ctx context.Context) ([]byte, error) {
 	r, err := f.bucket.NewReader(ctx, f.key, &gcblob.ReaderOptions{BeforeRead: quietChecksums})
 	if err != nil {
@@ -82,15 +83,16 @@ func (f *fetcher) download(ctx context.Context) ([]byte, error) {
 	if r.Size() > f.maxSize {
 		return nil, f.tooLarge(r.Size())
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, max(r.Size(), 0)+bytes.MinRead))
-	n, err := buf.ReadFrom(io.LimitReader(r, f.maxSize+1))
+	// A decoded download announces no size (-1): it is read in pieces
+	// that stop one byte past the bound.
+	doc, over, err := source.ReadDocument(r, r.Size(), f.maxSize)
 	switch {
 	case err != nil:
 		return nil, f.error(ctx, err)
-	case n > f.maxSize:
+	case over:
 		return nil, f.tooLarge(-1)
 	}
-	return buf.Bytes(), nil
+	return doc, nil
 }
 
 // quietChecksums stops the AWS SDK from warning on stderr, outside the

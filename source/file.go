@@ -121,6 +121,11 @@ type FileConfig struct {
 	// Debounce is the quiet time after a burst of change events before
 	// reading; 0 means the default, 50ms.
 	Debounce time.Duration
+	// MaxSize bounds the flag file, in bytes; 0 means the default,
+	// 1 GiB, as the other sources' bounds. A larger file is not read: it
+	// is reported through [Sink.Lost] as a [*MessageTooLargeError], and
+	// the flags in force stay.
+	MaxSize int64
 	// Logger receives diagnostics; nil means silent.
 	Logger *slog.Logger
 }
@@ -168,7 +173,11 @@ func NewFile(cfg FileConfig) (*File, error) {
 	if cfg.Debounce < 0 {
 		return nil, fmt.Errorf("source: FileConfig.Debounce must not be negative, got %v", cfg.Debounce)
 	}
+	if cfg.MaxSize < 0 {
+		return nil, fmt.Errorf("source: FileConfig.MaxSize must not be negative, got %d", cfg.MaxSize)
+	}
 	cfg = cfg.withDefaults()
+	maxSize := cfg.MaxSize
 	return &File{
 		path:       cfg.Path,
 		poll:       cfg.PollInterval,
@@ -176,7 +185,7 @@ func NewFile(cfg FileConfig) (*File, error) {
 		settle:     max(cfg.Debounce/2, minSettle),
 		log:        cfg.Logger,
 		seed:       maphash.MakeSeed(),
-		readFile:   readRegular,
+		readFile:   func(path string) ([]byte, error) { return readRegular(path, maxSize) },
 		newWatcher: fsnotify.NewWatcher,
 	}, nil
 }
@@ -186,6 +195,7 @@ func NewFile(cfg FileConfig) (*File, error) {
 func (cfg FileConfig) withDefaults() FileConfig {
 	cfg.PollInterval = cmp.Or(cfg.PollInterval, flagddefault.FilePollInterval)
 	cfg.Debounce = cmp.Or(cfg.Debounce, defaultDebounce)
+	cfg.MaxSize = cmp.Or(cfg.MaxSize, flagddefault.MaxMessageSize)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -390,7 +400,7 @@ func (r *runner) check(ctx context.Context) {
 	switch {
 	case err == nil && r.unchanged(data):
 		return
-	case err != nil && r.sameLoss(newFileError(r.f.path, err)):
+	case err != nil && r.sameLoss(r.loss(err)):
 		return
 	}
 	if err != nil {
@@ -411,7 +421,7 @@ func (r *runner) check(ctx context.Context) {
 	case errors.Is(err, errUnsettled):
 		r.f.log.Debug("flag file still changing; waiting for the next event or poll", "path", r.f.path)
 	case err != nil:
-		r.lose(newFileError(r.f.path, err))
+		r.lose(r.loss(err))
 	default:
 		r.deliver(data)
 	}
@@ -453,6 +463,19 @@ func (r *runner) settle(ctx context.Context, prev []byte) ([]byte, error) {
 	return nil, errUnsettled
 }
 
+// loss is what a failed read is reported as: a file over the bound as
+// the *MessageTooLargeError that a sink tells from a loss, named by the
+// path as configured; any other failure as a fileError.
+func (r *runner) loss(err error) error {
+	var tooLarge *MessageTooLargeError
+	if errors.As(err, &tooLarge) {
+		named := *tooLarge
+		named.Target = r.f.path
+		return &named
+	}
+	return newFileError(r.f.path, err)
+}
+
 // unchanged tells whether delivering data would tell the sink nothing new.
 func (r *runner) unchanged(data []byte) bool {
 	return r.delivered && r.lostMsg == "" && len(data) == r.lastLen && maphash.Bytes(r.f.seed, data) == r.lastSum
@@ -490,8 +513,11 @@ func (r *runner) deliver(data []byte) {
 	r.sink.Update(Update{Flags: data, Origin: r.f.path})
 }
 
-// readRegular reads path, refusing what is not a regular file.
-func readRegular(path string) ([]byte, error) {
+// readRegular reads path, refusing what is not a regular file, and a file
+// over limit bytes having read no more than that: one that is larger
+// when it is opened is refused unread, and one that grows while it is
+// read stops being read one byte past the bound.
+func readRegular(path string, limit int64) ([]byte, error) {
 	// Stat before opening: opening a FIFO would block.
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -503,16 +529,26 @@ func readRegular(path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: errNotRegular}
 	}
+	if fi.Size() > limit {
+		return nil, fileTooLarge(path, fi.Size(), limit)
+	}
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
-	// Sized as the file was: io.ReadAll's doubling would allocate and copy
-	// a large file twice over.
-	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
-	_, err = buf.ReadFrom(fh)
-	return buf.Bytes(), err
+	// Read into one piece sized as the file was, if it still is:
+	// io.ReadAll's doubling would allocate and copy a large file twice
+	// over.
+	data, over, err := ReadDocument(fh, fi.Size(), limit)
+	if over {
+		return nil, fileTooLarge(path, -1, limit)
+	}
+	return data, err
+}
+
+func fileTooLarge(path string, size, limit int64) error {
+	return &MessageTooLargeError{Target: path, Size: int(size), Limit: int(limit), Setting: "FileConfig.MaxSize"}
 }
 
 // linkNames returns the entries of dir that dir/base resolves through: base

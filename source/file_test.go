@@ -586,6 +586,7 @@ func TestNewFile(t *testing.T) {
 		{name: "empty path", cfg: FileConfig{}, wantErr: "Path"},
 		{name: "negative poll", cfg: FileConfig{Path: "f", PollInterval: -time.Second}, wantErr: "PollInterval"},
 		{name: "negative debounce", cfg: FileConfig{Path: "f", Debounce: -1}, wantErr: "Debounce"},
+		{name: "negative size bound", cfg: FileConfig{Path: "f", MaxSize: -1}, wantErr: "MaxSize"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -661,7 +662,7 @@ func TestReadRegularRefusesFIFO(t *testing.T) {
 	if err := mkfifo(path); err != nil {
 		t.Skipf("cannot make a FIFO: %v", err)
 	}
-	if _, err := readRegular(path); !errors.Is(err, errNotRegular) {
+	if _, err := readRegular(path, 1<<20); !errors.Is(err, errNotRegular) {
 		t.Errorf("readRegular(FIFO) = %v, want %v", err, errNotRegular)
 	}
 }

@@ -62,13 +62,13 @@ func gracefulEnd(err error) bool {
 	return false
 }
 
-// MessageTooLargeError is what a GRPC or HTTP source reports through
-// Sink.Lost when the flag set is larger than its limit
-// (GRPCConfig.MaxMessageSize, HTTPConfig.MaxBodySize): the flags already
-// delivered stay in force. A GRPC source asks again only after
-// RetryBackoffMax.
+// MessageTooLargeError is what a GRPC, HTTP or File source reports
+// through Sink.Lost when the flag set is larger than its limit
+// (GRPCConfig.MaxMessageSize, HTTPConfig.MaxBodySize, FileConfig.MaxSize):
+// the flags already delivered stay in force. A GRPC source asks again
+// only after RetryBackoffMax.
 type MessageTooLargeError struct {
-	Target string // the server, URL or object
+	Target string // the server, URL, object or file
 	Size   int    // the message's size in bytes, as the server announced it; -1 when unknown
 	Limit  int    // the source's bound
 	// Setting names the setting of the bound, for the message:

@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bytes"
 	"cmp"
 	"compress/gzip"
 	"context"
@@ -295,30 +294,58 @@ func (f *httpFetcher) request(ctx context.Context, since Version) (*http.Request
 
 // readBody reads the document, decoding gzip that the transport left
 // encoded (a custom transport, or compression turned off), and refusing
-// more than maxBody bytes.
+// more than maxBody bytes having read no more than that: a body that
+// announces a larger length is refused unread, and any other is read
+// through ReadDocument, which stops one byte past the bound.
 func (f *httpFetcher) readBody(resp *http.Response) ([]byte, error) {
-	var body io.Reader = resp.Body
-	if !resp.Uncompressed && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
-		zr, err := gzip.NewReader(resp.Body)
-		if err != nil {
-			return nil, &HTTPError{URL: f.origin, Err: fmt.Errorf("reading the gzip body: %w", err)}
-		}
-		defer zr.Close()
-		body = zr
+	size := announcedSize(resp)
+	if size > f.maxBody {
+		// Closing the body unread drops the connection, which costs less
+		// than reading what would be refused.
+		return nil, f.tooLarge(size)
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, min(max(resp.ContentLength, 0), f.maxBody)+bytes.MinRead))
-	n, err := buf.ReadFrom(io.LimitReader(body, f.maxBody+1))
+	body, err := f.decoded(resp)
 	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	doc, over, err := ReadDocument(body, size, f.maxBody)
+	switch {
+	case err != nil:
 		return nil, &HTTPError{URL: f.origin, Err: fmt.Errorf("reading the body: %w", unwrapURLError(err))}
+	case over:
+		// The length, if any, was within the bound: it did not say.
+		return nil, f.tooLarge(-1)
 	}
-	if n > f.maxBody {
-		size := -1
-		if resp.Uncompressed || resp.Header.Get("Content-Encoding") == "" {
-			size = int(resp.ContentLength)
-		}
-		return nil, &MessageTooLargeError{Target: f.origin, Size: size, Limit: int(f.maxBody), Setting: "HTTPConfig.MaxBodySize"}
+	return doc, nil
+}
+
+// announcedSize is the document's length as the response announces it,
+// or -1: the Content-Length of a gzip body the transport left encoded is
+// the length of the encoding, which says nothing of the document's (the
+// transport drops it from a body it decodes).
+func announcedSize(resp *http.Response) int64 {
+	if enc := resp.Header.Get("Content-Encoding"); !resp.Uncompressed && enc != "" && !strings.EqualFold(enc, "identity") {
+		return -1
 	}
-	return buf.Bytes(), nil
+	return resp.ContentLength
+}
+
+// decoded is the body as the document: resp.Body, or a gzip reader of it
+// when the transport left gzip to the source.
+func (f *httpFetcher) decoded(resp *http.Response) (io.ReadCloser, error) {
+	if resp.Uncompressed || !strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		return io.NopCloser(resp.Body), nil // Fetch closes it
+	}
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		return nil, &HTTPError{URL: f.origin, Err: fmt.Errorf("reading the gzip body: %w", err)}
+	}
+	return zr, nil
+}
+
+func (f *httpFetcher) tooLarge(size int64) error {
+	return &MessageTooLargeError{Target: f.origin, Size: int(size), Limit: int(f.maxBody), Setting: "HTTPConfig.MaxBodySize"}
 }
 
 // readAuthorization reads the Authorization header's value from path.

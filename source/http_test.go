@@ -310,7 +310,11 @@ func TestHTTPTrustsTheCAFile(t *testing.T) {
 		rec.waitUpdate(t, `{"flags":{}}`)
 	})
 	t.Run("without", func(t *testing.T) {
-		rec := runHTTP(t, HTTPConfig{URL: srv.URL, PollInterval: time.Hour})
+		// The system's roots are loaded at the first handshake that needs
+		// them, which under the race detector, with the CPU shared by
+		// another package's tests, can outlast the default 500ms: the
+		// test is of the certificate error, not of the deadline.
+		rec := runHTTP(t, HTTPConfig{URL: srv.URL, PollInterval: time.Hour, Timeout: waitTimeout})
 		if err := rec.waitLost(t); !strings.Contains(err.Error(), "certificate") {
 			t.Errorf("lost: %v, want a certificate error", err)
 		}
