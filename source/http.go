@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"cmp"
 	"compress/gzip"
 	"context"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -264,6 +266,9 @@ func (f *httpFetcher) Fetch(ctx context.Context, since Version) ([]byte, Version
 	if err != nil {
 		return nil, Version{}, err
 	}
+	if htmlPage(resp.Header, doc) {
+		return nil, Version{}, &HTTPError{URL: f.origin, Err: errHTMLPage}
+	}
 	return doc, Version{ETag: resp.Header.Get("ETag"), Modified: resp.Header.Get("Last-Modified")}, nil
 }
 
@@ -346,6 +351,17 @@ func (f *httpFetcher) decoded(resp *http.Response) (io.ReadCloser, error) {
 
 func (f *httpFetcher) tooLarge(size int64) error {
 	return &MessageTooLargeError{Target: f.origin, Size: int(size), Limit: int(f.maxBody), Setting: "HTTPConfig.MaxBodySize"}
+}
+
+// errHTMLPage is a page where a flag document was expected: most often a
+// login page or a proxy's error page, answered with 200.
+var errHTMLPage = errors.New("200 OK with an HTML page (Content-Type text/html), not a flag document: a login or error page? check the URL and its credentials")
+
+// htmlPage reports whether a body served as text/html is a page, starting
+// with markup, rather than a flag document a server labelled wrongly.
+func htmlPage(h http.Header, body []byte) bool {
+	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	return mt == "text/html" && bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("<"))
 }
 
 // readAuthorization reads the Authorization header's value from path.

@@ -446,3 +446,34 @@ func TestPollPhaseAndSpread(t *testing.T) {
 		t.Errorf("200 random phases in [%v, %v], want them across the interval", lo, hi)
 	}
 }
+
+// A page served where the flags were expected (a login page, a proxy's
+// error page, both answered 200) is a loss that says so; a flag document
+// that a server labels text/html is taken all the same.
+func TestHTTPSaysAnHTMLPageIsNoFlagDocument(t *testing.T) {
+	tests := []struct {
+		name, body string
+		page       bool
+	}{
+		{"a login page", "\n  <!doctype html><html><body>Sign in</body></html>", true},
+		{"a flag document labelled text/html", `{"flags":{}}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				_, _ = w.Write([]byte(tt.body))
+			}))
+			defer srv.Close()
+			rec := runHTTP(t, HTTPConfig{URL: srv.URL + "/flags.json", PollInterval: 20 * time.Millisecond})
+			if !tt.page {
+				rec.waitUpdate(t, tt.body)
+				return
+			}
+			err := rec.waitLost(t)
+			if !strings.Contains(err.Error(), "GET "+srv.URL+"/flags.json: 200 OK with an HTML page (Content-Type text/html), not a flag document") {
+				t.Errorf("lost: %v", err)
+			}
+		})
+	}
+}
