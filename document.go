@@ -16,22 +16,32 @@ type docKeeper struct {
 	compressed atomic.Pointer[[]byte]
 }
 
-// keep starts keeping doc; nil keeps nothing.
+// keep keeps doc as it came; nil keeps nothing.
 func (k *docKeeper) keep(doc []byte) {
-	if doc == nil {
+	if doc != nil {
+		k.raw.Store(&doc)
+	}
+}
+
+// compress replaces the document kept with its compressed form, unless
+// replaced says that no one will ask for it any more.
+func (k *docKeeper) compress(replaced func() bool) {
+	raw := k.raw.Load()
+	if raw == nil {
 		return
 	}
-	k.raw.Store(&doc)
-	go func() {
-		var b bytes.Buffer
-		// Writing to memory at a valid level cannot fail.
-		w, _ := flate.NewWriter(&b, flate.BestSpeed)
-		_, _ = w.Write(doc)
-		_ = w.Close()
-		z := b.Bytes()
-		k.compressed.Store(&z)
+	if replaced() {
 		k.raw.Store(nil)
-	}()
+		return
+	}
+	var b bytes.Buffer
+	// Writing to memory at a valid level cannot fail.
+	w, _ := flate.NewWriter(&b, flate.BestSpeed)
+	_, _ = w.Write(*raw)
+	_ = w.Close()
+	z := b.Bytes()
+	k.compressed.Store(&z)
+	k.raw.Store(nil)
 }
 
 // document is the document kept, nil when none was.

@@ -105,6 +105,9 @@ func (p *Provider) putInForce(set *evaluator.FlagSet, doc []byte) (old *evaluato
 		in.version = p.versions.Add(1)
 	}
 	p.snap.Store(in)
+	// Compressing a document the next flag set has replaced already
+	// would be work for nothing.
+	go in.doc.compress(func() bool { return p.snap.Load() != in })
 	if prev == nil {
 		p.changed.notify()
 		return nil
