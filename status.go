@@ -136,7 +136,12 @@ func (s *sourceStats) failed(err error, rejected bool) {
 // no lock that an evaluation or the source waits on for long, and may be
 // called from any goroutine.
 func (p *Provider) SourceStatus() SourceStatus {
-	st := SourceStatus{Source: p.origin.name, Selector: p.cfg.Selector, State: p.sourceState()}
+	st := SourceStatus{Source: p.origin.name, State: p.sourceState()}
+	if p.origin.kind == originServer {
+		// Only a sync server reads a selector; one set by a variable
+		// for another source filters nothing, and is not shown.
+		st.Selector = p.cfg.Selector
+	}
 	if set := p.flags(); set != nil {
 		st.Flags = set.Len()
 		st.BrokenFlags, st.PartlyBrokenFlags = set.BrokenFlags()

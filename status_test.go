@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -169,5 +171,26 @@ func TestSourceStatusForReadiness(t *testing.T) {
 				t.Errorf("JSON %s: want %s, and lastErrorAt %v", b, want, tt.lastErrorAt)
 			}
 		})
+	}
+}
+
+// A selector that a variable sets for a source that reads none (a file)
+// filters nothing, and the status does not show it.
+func TestSourceStatusShowsOnlySettingsThatApply(t *testing.T) {
+	t.Setenv(EnvSourceSelector, "team-a")
+	path := filepath.Join(t.TempDir(), "flags.json")
+	if err := os.WriteFile(path, []byte(flagsV1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewProvider(WithFile(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown()
+	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.SourceStatus(); st.Selector != "" {
+		t.Errorf("a file's status shows the selector %q", st.Selector)
 	}
 }
