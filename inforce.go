@@ -70,8 +70,10 @@ type inForce struct {
 	// built: it names the snapshot in OFREP's event stream.
 	version uint64
 	// sorted is the flags' indexes in key order, made by the first bulk
-	// evaluation of the set.
+	// evaluation of the set; ofrep is their encoded form, made by the
+	// first OFREP request (ofrep_json.go).
 	sorted atomic.Pointer[[]int32]
+	ofrep  atomic.Pointer[ofrepView]
 }
 
 // flags is the flag set in force, nil before the first.

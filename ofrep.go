@@ -138,11 +138,8 @@ type ofrepHandler struct {
 	cfg ofrepConfig
 	// allowHeaders is the preflight's Access-Control-Allow-Headers.
 	allowHeaders string
-	// view is the encoded form of the flags in force, made again when
-	// they change (ofrep_json.go).
-	view    atomic.Pointer[ofrepView]
-	streams atomic.Int64 // open event streams
-	err     error        // the options' problems, answered to every request
+	streams      atomic.Int64 // open event streams
+	err          error        // the options' problems, answered to every request
 }
 
 // OFREPHandler serves the provider's flags over OFREP, the OpenFeature

@@ -96,7 +96,10 @@ func (h *ofrepHandler) evaluateAll(w http.ResponseWriter, r *http.Request, prefi
 	b = append(b, `,"eventStreams":[{"type":"sse","endpoint":{"requestUri":`...)
 	b = appendJSONString(b, prefix+ofrepEventsPath)
 	b = append(b, `},"inactivityDelaySec":120}]}`+"\n"...)
-	clear(all.Flags) // drop the values and metadata the pool would keep alive
+	// Drop what the pool would keep alive: the flags' values and metadata,
+	// and the flag set itself, which an update may have replaced.
+	clear(all.Flags)
+	all.Metadata, all.in = nil, nil
 	ofrepResults.Put(all)
 
 	tag := bodyTag(b)

@@ -37,17 +37,17 @@ type ofrepFlag struct {
 }
 
 // currentView is the view of the flags in force, nil before the first.
+// It is kept with them, so that it goes when they do.
 func (h *ofrepHandler) currentView() *ofrepView {
 	in := h.p.snap.Load()
 	if in == nil {
 		return nil
 	}
-	if v := h.view.Load(); v != nil && v.in == in {
+	if v := in.ofrep.Load(); v != nil {
 		return v
 	}
-	v := &ofrepView{in: in, flags: make([]atomic.Pointer[ofrepFlag], in.set.Slots()), meta: marshalJSON(in.set.Metadata())}
-	h.view.Store(v)
-	return v
+	in.ofrep.CompareAndSwap(nil, &ofrepView{in: in, flags: make([]atomic.Pointer[ofrepFlag], in.set.Slots()), meta: marshalJSON(in.set.Metadata())})
+	return in.ofrep.Load()
 }
 
 // flag is the encoded parts of the flag at index i.
