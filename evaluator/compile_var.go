@@ -1,0 +1,277 @@
+package evaluator
+
+// Compiling var: the paths a rule reads, the slots that remember what an
+// evaluation read, and the legacy fractionalEvaluation.
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync/atomic"
+)
+
+// varSpec is a var whose argument is known at load (the common case), or
+// the expression that computes it.
+type varSpec struct {
+	dyn    *node
+	mode   varMode
+	path   path
+	def    value
+	local  bool // "" and ".x" are never looked up in enclosing scopes
+	plain  bool // the path starts with a context attribute (not $flagd)
+	single bool // and has only that one segment
+	// Where an evaluation keeps the attribute a plain path starts with, when
+	// the rule reads it more than once: env.memo[memoIdx], present when
+	// env.have has memoBit. memoBit is 0 for an attribute not kept.
+	memoBit, memoIdx uint8
+}
+
+// maxMemo is how many attributes one evaluation remembers. A rule rarely
+// reads more than a few attributes twice, and each slot is zeroed on every
+// evaluation.
+const maxMemo = 4
+
+// assignSlots gives the attributes a rule reads more than once a memo slot,
+// so that each is looked up in the caller's context once per evaluation:
+// a lookup is a hashed map access, the largest part of a condition's cost.
+func assignSlots(rule *node) {
+	var buf [32]*varSpec
+	specs := buf[:0]
+	eachNode(rule, func(n *node) {
+		if len(specs) == maxMemoScan {
+			return
+		}
+		if n.op == opVar && n.v != nil && n.v.plain && n.v.dyn == nil && len(n.v.path.parts) > 0 {
+			specs = append(specs, n.v)
+		}
+		if fr := n.fraction(); fr != nil && fr.tk != nil {
+			specs = append(specs, fr.tk)
+		}
+	})
+	// Rules read few attributes: comparing names pairwise is cheaper than
+	// a map, and the scan is bounded for rules that read many.
+	var used uint8
+	for i, v := range specs {
+		if v.memoBit != 0 {
+			continue
+		}
+		name := v.path.parts[0]
+		shared := false
+		for _, w := range specs[i+1:] {
+			if w.path.parts[0] == name {
+				shared = true
+				w.memoIdx, w.memoBit = used, 1<<used
+			}
+		}
+		if shared {
+			v.memoIdx, v.memoBit = used, 1<<used
+			if used++; used == maxMemo {
+				return
+			}
+		}
+	}
+}
+
+// maxMemoScan bounds the vars assignSlots compares.
+const maxMemoScan = 256
+
+// eachNode calls fn for n and every node beneath it.
+func eachNode(n *node, fn func(*node)) {
+	if n == nil {
+		return
+	}
+	fn(n)
+	for _, a := range n.args {
+		eachNode(a, fn)
+	}
+	eachNode(n.one, fn)
+	if n.v != nil {
+		eachNode(n.v.dyn, fn)
+	}
+	if fr := n.fraction(); fr != nil {
+		eachNode(fr.by, fn)
+		for _, x := range fr.exprs {
+			eachNode(x, fn)
+		}
+	}
+}
+
+type varMode uint8
+
+const (
+	varPath varMode = iota
+	varData         // the data itself
+	varNull         // var of null: primitive data itself, else null
+)
+
+func (c *compiler) compileVar(n *node, raw any, at *loc) {
+	var arg value
+	if _, ok := raw.(string); ok {
+		// Most vars name an attribute: read as a constant is, without a
+		// node to read it from.
+		arg = fromAny(raw)
+	} else {
+		argNode, _ := c.compile(raw, at)
+		if !argNode.isConst() {
+			n.v, n.aux = &varSpec{dyn: argNode}, new(atomic.Pointer[dynPath])
+			return
+		}
+		arg = argNode.lit
+	}
+	spec, why := varSpecOf(arg, c.paths)
+	if why != "" {
+		c.fail(compileErr(at, "%s", why))
+		return
+	}
+	if s, ok := raw.(string); ok && (s == "" || strings.HasPrefix(s, ".")) {
+		spec.local = true
+	}
+	n.v = &spec
+}
+
+// varSpecOf reads what var does with an argument that is a value: a path
+// string, a number (read as its decimal text), or [path, default]; why says
+// what is wrong with the other shapes.
+func varSpecOf(arg value, paths map[string]path) (spec varSpec, why string) {
+	switch arg.k {
+	case kNull:
+		spec.mode = varNull
+		return spec, ""
+	case kNum:
+		arg = strVal(formatPlain(arg.n))
+	case kArr:
+		n := arrLen(arg)
+		if n == 0 {
+			spec.mode = varData
+			return spec, ""
+		}
+		if n == 2 {
+			spec.def = arrAt(arg, 1)
+		}
+		if arg = arrAt(arg, 0); arg.k != kStr {
+			return spec, "var path must be a string"
+		}
+	case kStr:
+		if arg.str() == "" {
+			spec.mode = varData
+			return spec, ""
+		}
+	default:
+		return spec, "var path must be a string, a number or [path, default]"
+	}
+	spec.path = splitPathIn(paths, arg.str())
+	spec.plain = len(spec.path.parts) > 0 && spec.path.parts[0] != flagdKey
+	spec.single = spec.plain && len(spec.path.parts) == 1
+	return spec, ""
+}
+
+// compileLegacyFractional rewrites {"fractionalEvaluation": ["prop", buckets…]}
+// as fractional bucketing by {"var": "prop"}, for old flag files, and the
+// loader warns with the rule to use instead. Any other shape is broken.
+func (c *compiler) compileLegacyFractional(raw any, at *loc) (*node, error) {
+	list, ok := raw.([]any)
+	if !ok || len(list) == 0 {
+		err := compileErr(at, "%s needs a property name and buckets", legacyFractional)
+		c.fail(err)
+		return broken(err, false), err
+	}
+	prop, ok := list[0].(string)
+	if !ok {
+		err := compileErr(at, "%s: first argument must name a context property; flagd v0.16 does not know the operator, so this part fails when it is reached", legacyFractional)
+		c.fail(err)
+		return broken(err, false), err
+	}
+	c.usesLegacy = true
+	rewritten := append([]any{map[string]any{"var": prop}}, list[1:]...)
+	c.legacy = append(c.legacy, rewritten)
+	c.depth-- // the rewritten operation stands where this one was
+	defer func() { c.depth++ }()
+	return c.compileOp("fractional", rewritten, at)
+}
+
+// constValue converts a decoded JSON constant into a value. Numbers parse as
+// float64 exactly as encoding/json would; one that does not fit is an
+// error, as it is for the reference engine's decoder.
+func constValue(raw any) (value, error) {
+	plain, err := plainJSON(raw)
+	if err != nil {
+		return null, err
+	}
+	switch t := plain.(type) {
+	case []any:
+		vals := make([]value, len(t))
+		for i, el := range t {
+			vals[i] = fromAny(el)
+		}
+		return arrVal(vals), nil
+	}
+	return fromAny(plain), nil
+}
+
+// plainJSON converts decoded JSON that may hold json.Number into the form
+// encoding/json produces by default (float64 numbers).
+func plainJSON(raw any) (any, error) {
+	switch t := raw.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(t), 64)
+		if err != nil || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("number %s is out of range", t)
+		}
+		return f, nil
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		unresolved := false
+		for k, v := range t {
+			pv, err := plainJSON(v)
+			switch {
+			case err == errUnresolved:
+				// A problem of its own elsewhere in the value still
+				// counts, whatever the order the map is walked in.
+				unresolved = true
+			case err != nil:
+				return nil, err
+			}
+			out[k] = pv
+		}
+		if unresolved {
+			return nil, errUnresolved
+		}
+		return out, nil
+	case *op1:
+		pv, err := plainJSON(t.val)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{t.key: pv}, nil
+	case []any:
+		out := make([]any, len(t))
+		unresolved := false
+		for i, v := range t {
+			pv, err := plainJSON(v)
+			switch {
+			case err == errUnresolved:
+				unresolved = true
+			case err != nil:
+				return nil, err
+			}
+			out[i] = pv
+		}
+		if unresolved {
+			return nil, errUnresolved
+		}
+		return out, nil
+	case nil, bool, string, float64:
+		return t, nil
+	case unresolvedRef:
+		return nil, errUnresolved
+	case int:
+		return float64(t), nil
+	case int64:
+		return float64(t), nil
+	case uint64:
+		return float64(t), nil
+	}
+	return nil, fmt.Errorf("unsupported value of type %T", raw)
+}

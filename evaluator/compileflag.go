@@ -1,0 +1,414 @@
+package evaluator
+
+// One flag's definition compiled: its variants, default variant and rule.
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// defFields are the members of a definition that the loader reads, as
+// decoded.
+type defFields struct {
+	state, defaultVariant, targeting, metadata any
+	// variantMembers holds "variants" when it is an object (not nil, even
+	// when empty), in the order written until sortVariants; variants
+	// holds it otherwise, nil when it is missing.
+	variants       any
+	variantMembers []member
+}
+
+// member is a member of an object, as read.
+type member struct {
+	name string
+	val  any
+}
+
+// sortVariants sorts the variants by name and keeps the last of a name
+// written twice, as an object decoded into a map does.
+func (def *defFields) sortVariants() {
+	list := def.variantMembers
+	slices.SortStableFunc(list, func(a, b member) int { return strings.Compare(a.name, b.name) })
+	kept := list[:0]
+	for i, m := range list {
+		if i+1 == len(list) || list[i+1].name != m.name {
+			kept = append(kept, m)
+		}
+	}
+	clear(list[len(kept):])
+	def.variantMembers = kept
+}
+
+// appendVariants is canonicalAppend of the variants, an object as the
+// map it stands for.
+func (def *defFields) appendVariants(b []byte) []byte {
+	if def.variantMembers == nil {
+		return canonicalAppend(b, def.variants)
+	}
+	b = append(b, 'm')
+	b = binary.AppendUvarint(b, uint64(len(def.variantMembers)))
+	for _, m := range def.variantMembers {
+		b = binary.AppendUvarint(b, uint64(len(m.name)))
+		b = append(b, m.name...)
+		b = canonicalAppend(b, m.val)
+	}
+	return b
+}
+
+// compileFields is compileFlag on the members of the definition. settle
+// adds the flag set's metadata, and its fingerprint.
+func (l *loader) compileFields(fd *flagDef, def *defFields) (*flag, []FlagProblem) {
+	key := fd.key
+	def.sortVariants()
+	f := newFlag(key)
+	f.metadata = l.metadata(fd, def.metadata)
+	switch state := def.state; state {
+	case "ENABLED":
+	case "DISABLED":
+		f.disabled = true
+	default:
+		l.warn(key, fd.path("state"), fmt.Sprintf(`state should be "ENABLED" or "DISABLED", not %v; treated as ENABLED`, state))
+	}
+
+	targeting, refProblems := l.resolveRefs(def.targeting)
+	asWritten := targeting
+	if refProblems != nil {
+		// The flag breaks below; its rule as written still tells changes
+		// apart.
+		asWritten = def.targeting
+	}
+	// flagd keeps a default variant as a plain string, so every flag set it
+	// re-encodes says "" for a flag that had none: read once, as none.
+	defaultVariant := def.defaultVariant
+	if defaultVariant == "" {
+		defaultVariant = nil
+	}
+	f.fingerprint = l.fingerprint(def, defaultVariant, asWritten)
+
+	// The problems are gathered in the order they were always checked in,
+	// so that the first, which the flag answers, is the one it answered
+	// when the loader stopped there.
+	var problems []FlagProblem
+	add := func(err error, at ...string) { problems = append(problems, fd.problemAt(err, at...)) }
+	variantsOK := true
+	for _, p := range f.setVariants(def, l) {
+		add(p.err, p.at...)
+		variantsOK = variantsOK && len(p.at) > 1 // one variant's problem
+	}
+	if err := f.setDefault(defaultVariant, variantsOK); err != nil {
+		add(err, "defaultVariant")
+	}
+	shared := l.shareVariants(f)
+	whole := len(problems) > 0
+	for _, p := range refProblems {
+		add(p.err, p.at...)
+	}
+	rule, ruleProblems, ruleWhole := l.compileRule(fd, targeting)
+	for _, err := range ruleProblems {
+		var ce *CompileError
+		if errors.As(err, &ce) {
+			add(err, ce.at...)
+		} else {
+			add(err, "targeting")
+		}
+	}
+	if whole || ruleWhole {
+		f.breakWith(problems[0].Err, problems[0].Path)
+		return f, problems
+	}
+	for i := range problems {
+		// The rest of the rule answers as usual, as in flagd.
+		problems[i].WhenReached = true
+	}
+	l.putRule(f, rule, shared)
+	return f, problems
+}
+
+// problemAt is err as a problem of the flag fd defines, at at within the
+// definition. An evaluation that reaches a part of the rule with the
+// problem says where it is as the problem does.
+func (fd *flagDef) problemAt(err error, at ...string) FlagProblem {
+	path := fd.path(at...)
+	if ce, ok := err.(*CompileError); ok {
+		ce.pointer = jsonPointer(path)
+	}
+	return FlagProblem{Flag: fd.key, Path: path, Err: err}
+}
+
+// mergeMetadata is a flag's metadata: its own over the flag set's.
+func mergeMetadata(setMeta, flagMeta map[string]any) map[string]any {
+	switch {
+	case len(flagMeta) == 0 && len(setMeta) > 0:
+		// Shared by every flag without metadata of its own: nothing
+		// writes to it.
+		return setMeta
+	case len(setMeta)+len(flagMeta) > 0:
+		m := make(map[string]any, len(setMeta)+len(flagMeta))
+		maps.Copy(m, setMeta)
+		maps.Copy(m, flagMeta)
+		return m
+	}
+	return nil
+}
+
+// putRule puts a usable flag's compiled rule in place; boxed are its
+// variants as shareVariants shared them.
+func (l *loader) putRule(f *flag, rule *node, boxed *sharedVariants) {
+	if rule != nil {
+		assignSlots(rule)
+		f.shareNamesWith(rule, boxed)
+		f.rule = rule
+		f.keyRef = f.key
+	}
+}
+
+// breakWith makes f answer PARSE_ERROR because of err, which is written at
+// path.
+func (f *flag) breakWith(err error, path []string) *flag {
+	f.broken = &Error{Code: CodeParseError, Flag: f.key, Err: err, path: path}
+	f.broken.text = f.broken.Error()
+	return f
+}
+
+// issue is a problem within a flag's definition, at a path relative to it.
+type issue struct {
+	at  []string
+	err error
+}
+
+// setVariants reads the "variants" object into the loader's scratch, which
+// f.vals is then a view of (shareVariants gives f its own). Every variant
+// is read, so that each one's problem is reported: a variant is of the
+// wrong type when it differs from the first (in name order) that can be.
+func (f *flag) setVariants(def *defFields, l *loader) []issue {
+	if def.variantMembers == nil {
+		if def.variants == nil {
+			return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is missing`)}}
+		}
+		return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is %s, not an object`, jsonType(def.variants))}}
+	}
+	list := def.variantMembers
+	if len(list) == 0 {
+		return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is empty`)}}
+	}
+	if len(list) > maxScannedVariants {
+		f.variants = make(map[string]int, len(list))
+	}
+	f.vals = slices.Grow(l.vals[:0], len(list))[:len(list)]
+	l.vals = f.vals
+	var problems []issue
+	first := -1 // the first variant read, whose type the others must have
+	for i, m := range list {
+		name := m.name
+		v, err := newVariant(name, m.val)
+		switch {
+		case err != nil:
+			problems = append(problems, issue{[]string{"variants", name}, err})
+		case first < 0:
+			first = i
+		case v.k != f.vals[first].k:
+			problems = append(problems, issue{[]string{"variants", name},
+				fmt.Errorf("variants mix types: %q is %s, %q is %s", list[first].name, kindName(f.vals[first].k), name, kindName(v.k))})
+		}
+		// Kept even when wrong, so that a defaultVariant naming it is
+		// not a problem too.
+		f.vals[i] = v
+		if f.variants != nil {
+			f.variants[name] = i
+		}
+	}
+	return problems
+}
+
+func newVariant(name string, raw any) (variant, error) {
+	v := variant{name: name}
+	switch t := raw.(type) {
+	case nil:
+		v.k = kNull
+	case bool:
+		v.k, v.b, v.obj = kBool, t, t
+	case string:
+		v.k, v.s, v.obj = kStr, t, t
+	case json.Number:
+		f, err := strconv.ParseFloat(string(t), 64)
+		if err != nil || math.IsInf(f, 0) {
+			return v, fmt.Errorf("variant %q: number %s is out of range", name, t)
+		}
+		v.k, v.f = kNum, f
+		var i int64
+		i, v.intOK = exactInt(string(t))
+		if v.intOK && !exactFloat(i) && strconv.FormatFloat(f, 'f', -1, 64) == string(t) {
+			// flagd's own spelling of a float that holds an integer
+			// past 2^53 (2^60 is 1152921504606847000), as a flag set
+			// it re-encodes over sync carries it: the float is the
+			// value written.
+			i = int64(f)
+		} else if v.intOK && !exactFloat(i) {
+			// flagd reads every number as a 64-bit float, which holds
+			// integers exactly only up to 2^53: it would answer another
+			// value than the one written.
+			return v, fmt.Errorf("variant %q: the integer %s is past 2^53, and flagd reads it as %s: write an integer within ±9007199254740992, or a string", name, t, strconv.FormatFloat(f, 'f', -1, 64))
+		}
+		v.obj = f
+		if v.intOK {
+			v.obj = i
+		}
+	case map[string]any, []any:
+		obj, err := plainJSON(t)
+		if err != nil {
+			return v, fmt.Errorf("variant %q: %w", name, err)
+		}
+		v.k, v.obj = kObj, obj
+	default:
+		return v, fmt.Errorf("variant %q has unsupported type %T", name, raw)
+	}
+	return v, nil
+}
+
+// exactFloat reports whether float64 holds i exactly; 2^63, past the int64
+// range, is the one float64 that i could round to and not convert back.
+func exactFloat(i int64) bool {
+	f := float64(i)
+	return f < 1<<63 && int64(f) == i
+}
+
+// exactInt reads a JSON number as int64 when its exact decimal value is a
+// whole number in range (10.0 and 1e3, not 3.14 or 9223372036854775808).
+func exactInt(text string) (int64, bool) {
+	if i, err := strconv.ParseInt(text, 10, 64); err == nil {
+		return i, true
+	}
+	r, ok := new(big.Rat).SetString(text)
+	if !ok || !r.IsInt() || !r.Num().IsInt64() {
+		return 0, false
+	}
+	return r.Num().Int64(), true
+}
+
+func kindName(k kind) string {
+	switch k {
+	case kBool:
+		return "a boolean"
+	case kNum:
+		return "a number"
+	case kStr:
+		return "a string"
+	case kObj:
+		return "an object"
+	}
+	return "null"
+}
+
+// setDefault reads "defaultVariant". Without variants to look in, only its
+// type is checked: that it names none of them is the variants' problem.
+func (f *flag) setDefault(raw any, variantsOK bool) error {
+	switch t := raw.(type) {
+	case nil:
+		return nil
+	case string:
+		if !variantsOK {
+			return nil
+		}
+		i := slices.IndexFunc(f.vals, func(v variant) bool { return v.name == t })
+		if i < 0 {
+			return fmt.Errorf("defaultVariant %q is not one of the variants", t)
+		}
+		f.defaultIdx = int32(i)
+		return nil
+	}
+	return fmt.Errorf("defaultVariant is %s, not a string", jsonType(raw))
+}
+
+// compileRule compiles a flag's rule, $evaluators substituted, and lists
+// every problem it has; whole is set when one breaks the whole flag, not
+// only the evaluations that reach it.
+func (l *loader) compileRule(fd *flagDef, targeting any) (rule *node, problems []error, whole bool) {
+	if targeting == nil {
+		return nil, nil, false
+	}
+	if obj, ok := targeting.(map[string]any); ok && len(obj) == 0 {
+		return nil, nil, false
+	}
+	// Nothing keeps a location once the rule is compiled: its errors
+	// spell theirs out.
+	if l.paths == nil {
+		l.paths = make(map[string]path)
+		l.consts = make(map[constKey]*sharedConst)
+	}
+	l.rules++
+	c := compiler{locs: l.locs[:0], paths: l.paths, consts: l.consts, rule: l.rules}
+	rule, _ = c.compile(targeting, c.loc(root("targeting")))
+	l.locs = c.locs[:0]
+	if c.usesLegacy {
+		l.warn(fd.key, fd.path("targeting"), legacyWarning(c.legacy))
+	}
+	return rule, c.errs, c.whole
+}
+
+// legacyWarning says what to write instead of the legacy fractional
+// operator, with the rule to paste.
+func legacyWarning(rewritten []any) string {
+	msg := `"fractionalEvaluation" is deprecated, and flagd v0.16 no longer evaluates it (flagsnap still does); use "fractional"`
+	if len(rewritten) == 0 {
+		return msg
+	}
+	b, err := json.Marshal(map[string]any{"fractional": rewritten[0]})
+	if err != nil {
+		return msg
+	}
+	return msg + ": " + string(b)
+}
+
+// shareNamesWith makes the rule's constant strings that name a variant
+// hold the variant's own name string, so that comparing the name a rule
+// returned with the variants usually finds the same bytes at once (see
+// variant); sh keeps the boxed names of variants that flags share.
+func (f *flag) shareNamesWith(rule *node, sh *sharedVariants) {
+	if f.variants != nil {
+		return
+	}
+	var boxed []any // each variant's name as a value's ref, made once
+	if sh != nil {
+		boxed = sh.boxed
+		defer func() { sh.boxed = boxed }()
+	}
+	share := func(v *value) {
+		if v.k != kStr {
+			return
+		}
+		s, ok := v.ref.(string)
+		if !ok {
+			return
+		}
+		for i := range f.vals {
+			if f.vals[i].name == s {
+				if boxed == nil {
+					boxed = make([]any, len(f.vals))
+				}
+				if boxed[i] == nil {
+					boxed[i] = f.vals[i].name
+				}
+				v.ref = boxed[i]
+				return
+			}
+		}
+	}
+	eachNode(rule, func(n *node) {
+		if n.op == opConst {
+			share(&n.lit)
+		}
+		if fr := n.fraction(); fr != nil {
+			for i := range fr.variants {
+				share(&fr.variants[i])
+			}
+		}
+	})
+}

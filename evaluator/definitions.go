@@ -1,0 +1,230 @@
+package evaluator
+
+// Flag definitions as the document holds them, before they are compiled:
+// one per key, with where each came from, and the set's metadata merged in.
+
+import (
+	"encoding/json"
+	"fmt"
+	"iter"
+	"slices"
+	"strconv"
+)
+
+type flagDef struct {
+	key    string
+	fields *defFields // the definition, when it is an object
+	raw    any        // the definition, when it is not
+	span   []byte     // the definition as written, when it was decoded from JSON
+	flag   *flag      // compiled, or taken from WithPrevious (reused)
+	notes  *defNotes  // what compiling it reported, if anything
+	// problem is one of the definition's place in the document: the flag
+	// answers it, and is not compiled.
+	problem error
+	index   int  // in an array of flags; -1 when "flags" is an object
+	object  bool // the definition is an object
+	refs    bool // it may have a "$ref"
+	reused  bool // the flag was taken from WithPrevious
+	unnamed bool // an entry without a key: it cannot be asked for
+	dropped bool // another definition takes its place
+}
+
+// fail makes err the definition's problem, which its flag answers: what
+// compiling it made, if anything, does not stand.
+func (fd *flagDef) fail(err error) {
+	fd.problem, fd.flag, fd.notes = err, nil, nil
+}
+
+// defNotes are the problems and warnings of a flag's compilation.
+type defNotes struct {
+	problems []FlagProblem
+	warnings []warning
+}
+
+// path is where part of the definition is, as FlagProblem.Path. It is made
+// for a problem only: most flags have none.
+func (d *flagDef) path(part ...string) []string {
+	at := make([]string, 0, 2+len(part))
+	if d.index >= 0 {
+		at = append(at, "flags", strconv.Itoa(d.index))
+	} else {
+		at = append(at, "flags", d.key)
+	}
+	return append(at, part...)
+}
+
+// flagDefs are definitions in chunks, in document order: a large flag
+// set's are read a chunk at a time (see flagList).
+type flagDefs [][]flagDef
+
+// all yields every definition.
+func (defs flagDefs) all() iter.Seq[*flagDef] {
+	return func(yield func(*flagDef) bool) {
+		for _, chunk := range defs {
+			for i := range chunk {
+				if !yield(&chunk[i]) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// count is how many definitions there are.
+func (defs flagDefs) count() int {
+	n := 0
+	for _, chunk := range defs {
+		n += len(chunk)
+	}
+	return n
+}
+
+// withoutDropped is defs less the definitions marked dropped.
+func (defs flagDefs) withoutDropped() flagDefs {
+	for i := range defs {
+		defs[i] = slices.DeleteFunc(defs[i], func(fd flagDef) bool { return fd.dropped })
+	}
+	return defs
+}
+
+// flagDefinitions lists the flags of the document, which may be an object
+// keyed by flag key or an array of objects that carry their "key".
+func flagDefinitions(top map[string]any) (flagDefs, error) {
+	raw, ok := top["flags"]
+	if !ok {
+		return nil, &DocumentError{Msg: `"flags" is missing`}
+	}
+	switch t := raw.(type) {
+	case *flagList:
+		if t.array {
+			return arrayDefinitions(t.chunks), nil
+		}
+		return t.chunks, nil
+	case map[string]any:
+		// In map order: load sorts what it reports by flag key, which is
+		// cheaper than sorting every key of a large flag set.
+		defs := make([]flagDef, 0, len(t))
+		for k, v := range t {
+			defs = append(defs, decodedDef(k, v, -1))
+		}
+		return flagDefs{defs}, nil
+	case []any:
+		defs := make([]flagDef, len(t))
+		for i, el := range t {
+			defs[i] = decodedDef("", el, i)
+		}
+		return arrayDefinitions(flagDefs{defs}), nil
+	}
+	return nil, &DocumentError{Msg: fmt.Sprintf(`"flags" is %s, not an object or an array`, jsonType(raw)), Path: []string{"flags"}}
+}
+
+// decodedDef is the definition of a decoded document that is not a
+// flagList (a YAML document's).
+func decodedDef(key string, raw any, index int) flagDef {
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return flagDef{key: key, raw: raw, index: index, refs: true}
+	}
+	if index >= 0 {
+		key, _ = obj["key"].(string)
+	}
+	f := &defFields{state: obj["state"], defaultVariant: obj["defaultVariant"],
+		targeting: obj["targeting"], metadata: obj["metadata"], variants: obj["variants"]}
+	if vs, ok := f.variants.(map[string]any); ok {
+		f.variants = nil
+		f.variantMembers = make([]member, 0, len(vs))
+		for name, v := range vs {
+			f.variantMembers = append(f.variantMembers, member{name: name, val: v})
+		}
+	}
+	return flagDef{key: key, fields: f, index: index, object: true, refs: true}
+}
+
+// arrayDefinitions checks the keys that the entries of an array of flags
+// carry: a missing key is a problem, a repeated one its first entry's.
+func arrayDefinitions(defs flagDefs) flagDefs {
+	seen := map[string]*flagDef{}
+	for fd := range defs.all() {
+		if fd.key == "" {
+			fd.key, fd.unnamed = fmt.Sprintf("flags[%d]", fd.index), true
+			fd.fail(fmt.Errorf(`flag entry has no "key"`))
+			continue
+		}
+		if first, dup := seen[fd.key]; dup {
+			first.fail(fmt.Errorf("flag key is defined more than once"))
+			fd.dropped = true
+			continue
+		}
+		seen[fd.key] = fd
+	}
+	return defs.withoutDropped()
+}
+
+// lastOfEachKey keeps the last definition of each key, as decoding the
+// object into a map would.
+func lastOfEachKey(defs flagDefs) flagDefs {
+	last := map[string]*flagDef{}
+	for fd := range defs.all() {
+		if earlier := last[fd.key]; earlier != nil {
+			earlier.dropped = true
+		}
+		last[fd.key] = fd
+	}
+	return defs.withoutDropped()
+}
+
+// metadata keeps the string, number and boolean entries of the metadata of
+// def (nil for the flag set's). A number written as an integer (10) becomes
+// int64, any other spelling (10.5, 10.0, 1e3) float64: OpenFeature's GetInt
+// and GetFloat each accept only their own type.
+func (l *loader) metadata(def *flagDef, raw any) map[string]any {
+	if raw == nil {
+		return nil
+	}
+	warn := func(msg string) {
+		if def == nil {
+			l.warn("", []string{"metadata"}, msg)
+		} else {
+			l.warn(def.key, def.path("metadata"), msg)
+		}
+	}
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		warn(fmt.Sprintf("metadata is %s, not an object; ignored", jsonType(raw)))
+		return nil
+	}
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		switch t := v.(type) {
+		case string, bool:
+			out[k] = t
+		case json.Number:
+			if i, err := strconv.ParseInt(string(t), 10, 64); err == nil {
+				out[k] = i
+			} else if f, err := strconv.ParseFloat(string(t), 64); err == nil {
+				out[k] = f
+			} else {
+				warn(fmt.Sprintf("metadata %q: number %s is out of range; ignored", k, t))
+			}
+		default:
+			warn(fmt.Sprintf("metadata %q is %s; only strings, numbers and booleans are kept", k, jsonType(v)))
+		}
+	}
+	return out
+}
+
+func newFlag(key string) *flag {
+	return &flag{key: key, defaultIdx: -1}
+}
+
+// compileFlag compiles a definition and lists its problems: all of them,
+// for flagsnap validate. A flag with problems answers the first.
+func (l *loader) compileFlag(fd *flagDef) (*flag, []FlagProblem) {
+	if fd.fields == nil {
+		f := newFlag(fd.key)
+		err := fmt.Errorf("definition is %s, not an object", jsonType(fd.raw))
+		f.breakWith(err, fd.path())
+		return f, []FlagProblem{{Flag: fd.key, Path: fd.path(), Err: err}}
+	}
+	return l.compileFields(fd, fd.fields)
+}

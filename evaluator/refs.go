@@ -1,0 +1,155 @@
+package evaluator
+
+// $ref: the rules' references to the document's $evaluators, substituted
+// before a rule is compiled.
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/flagsnap/flagsnap/internal/suggest"
+)
+
+// resolveRefs replaces {"$ref": "name"} with the named entry of
+// $evaluators, not searched again (no nested $ref). A $ref that cannot be
+// substituted is a problem at its "$ref" member, and an unresolvedRef.
+func (l *loader) resolveRefs(raw any) (any, []issue) {
+	if l.noRefs {
+		return raw, nil
+	}
+	s := substitution{l: l}
+	out, _ := s.substitute(raw)
+	for i := range s.problems {
+		p := &s.problems[i]
+		p.at = append(p.at, "targeting")
+		slices.Reverse(p.at)
+		if ce, ok := p.err.(*CompileError); ok {
+			ce.at = p.at
+		}
+	}
+	// Objects are walked in no set order: the first problem, which the
+	// flag answers, must not change from one load to the next.
+	slices.SortFunc(s.problems, func(a, b issue) int { return slices.Compare(a.at, b.at) })
+	return out, s.problems
+}
+
+// substitution is one rule's resolveRefs.
+type substitution struct {
+	l *loader
+	// problems have their paths innermost first while the rule is
+	// walked: each level adds its key on the way out, which costs nothing
+	// where nothing is wrong.
+	problems []issue
+}
+
+// substitute is resolveRefs, also telling whether anything was replaced.
+func (s *substitution) substitute(raw any) (any, bool) {
+	switch t := raw.(type) {
+	case *op1:
+		if name, ok := t.val.(string); ok && t.key == "$ref" {
+			return s.evaluator(name)
+		}
+		n := len(s.problems)
+		r, changed := s.substitute(t.val)
+		s.inside(n, t.key)
+		if !changed {
+			return t, false
+		}
+		return &op1{key: t.key, val: r}, true
+	case map[string]any:
+		if name, ok := t["$ref"].(string); ok {
+			return s.merge(t, name)
+		}
+		var out map[string]any
+		for k, v := range t {
+			n := len(s.problems)
+			r, changed := s.substitute(v)
+			s.inside(n, k)
+			if changed {
+				if out == nil {
+					out = maps.Clone(t)
+				}
+				out[k] = r
+			}
+		}
+		if out == nil {
+			return t, false
+		}
+		return out, true
+	case []any:
+		var out []any
+		for i, v := range t {
+			n := len(s.problems)
+			r, changed := s.substitute(v)
+			if len(s.problems) > n {
+				s.inside(n, strconv.Itoa(i))
+			}
+			if changed {
+				if out == nil {
+					out = slices.Clone(t)
+				}
+				out[i] = r
+			}
+		}
+		if out == nil {
+			return t, false
+		}
+		return out, true
+	}
+	return raw, false
+}
+
+// merge is what an object with a "$ref" to name stands for: the evaluator,
+// or, next to other members, those and the evaluator's, which win.
+func (s *substitution) merge(t map[string]any, name string) (any, bool) {
+	if len(t) == 1 {
+		return s.evaluator(name)
+	}
+	ev, found := s.l.evaluators[name]
+	if !found {
+		return s.evaluator(name) // the problem of a $ref to nothing
+	}
+	body, ok := ev.(map[string]any)
+	if !ok {
+		return s.unresolved(fmt.Sprintf("$ref %q is used inside an object but is not an object", name), "")
+	}
+	merged := make(map[string]any, len(t)-1+len(body))
+	for k, v := range t {
+		if k == "$ref" {
+			continue
+		}
+		n := len(s.problems)
+		merged[k], _ = s.substitute(v)
+		s.inside(n, k)
+	}
+	maps.Copy(merged, body)
+	return merged, true
+}
+
+// evaluator is what {"$ref": name} stands for.
+func (s *substitution) evaluator(name string) (any, bool) {
+	ev, found := s.l.evaluators[name]
+	if !found {
+		names := slices.Collect(maps.Keys(s.l.evaluators))
+		return s.unresolved(fmt.Sprintf("$ref %q names no entry of $evaluators", name), suggest.Hint(name, names))
+	}
+	return ev, true
+}
+
+// unresolved records the problem of a $ref, at its "$ref" member, where
+// the part that stands for it says it is when an evaluation reaches it.
+func (s *substitution) unresolved(msg, hint string) (any, bool) {
+	err := &CompileError{Msg: msg, hint: hint}
+	s.problems = append(s.problems, issue{[]string{"$ref"}, err})
+	return unresolvedRef{err: err}, true
+}
+
+// inside adds key to the paths of the problems from the n-th on, met
+// within key.
+func (s *substitution) inside(n int, key string) {
+	for i := n; i < len(s.problems); i++ {
+		s.problems[i].at = append(s.problems[i].at, key)
+	}
+}
