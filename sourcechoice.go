@@ -99,19 +99,6 @@ var kindNames = map[sourceKind]string{
 	kindURL:    "a URL",
 }
 
-// chosenKind is the kind of source settled on.
-func (c *config) chosenKind() sourceKind {
-	switch {
-	case c.source != nil || c.flags != nil:
-		return kindMemory
-	case c.URL != "":
-		return kindURL
-	case c.Resolver == ResolverFile:
-		return kindFile
-	}
-	return kindServer
-}
-
 // reportUnreadOptions reports the options given that the source settled
 // on does not read: a selector with a file filters nothing, and should not
 // look as if it did.
@@ -121,7 +108,7 @@ func (c *config) reportUnreadOptions() {
 		// providers read it; NewProvider refuses the rpc resolver itself.
 		return
 	}
-	kind := c.chosenKind()
+	kind := c.kindInForce()
 	for _, so := range c.sourceOptions {
 		if slices.Contains(so.kinds, kind) {
 			continue
