@@ -444,9 +444,20 @@ func httpClient(t *testing.T) *http.Client {
 
 func httpGet(t *testing.T, c *http.Client, method, url string, headers ...string) (*http.Response, []byte) {
 	t.Helper()
+	return httpRequest(t, c, method, url, nil, headers...)
+}
+
+// httpRequest sends body (none when nil) with the headers given as
+// "Name: value", and returns the answer and its body, within wait.
+func httpRequest(t *testing.T, c *http.Client, method, url string, body []byte, headers ...string) (*http.Response, []byte) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,11 +470,11 @@ func httpGet(t *testing.T, c *http.Client, method, url string, headers ...string
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	answer, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp, body
+	return resp, answer
 }
 
 // streamDoc is the first flag document a SyncFlags stream with selector is

@@ -106,27 +106,7 @@ func ofrepPost(t *testing.T, c *http.Client, url string, ctx map[string]any, hea
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqCtx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for _, hv := range headers {
-		k, v, _ := strings.Cut(hv, ": ")
-		req.Header.Add(k, v)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
+	return httpRequest(t, c, http.MethodPost, url, body, append([]string{"Content-Type: application/json"}, headers...)...)
 }
 
 func decode[T any](t *testing.T, b []byte) T {
