@@ -1,8 +1,6 @@
 package blob
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"net/http/httptest"
@@ -14,6 +12,7 @@ import (
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 	gcblob "gocloud.dev/blob"
 
+	"github.com/flagsnap/flagsnap/internal/httporigin"
 	"github.com/flagsnap/flagsnap/source"
 )
 
@@ -68,28 +67,6 @@ func putObject(fake *fakestorage.Server, content []byte, encoding string) {
 		ObjectAttrs: fakestorage.ObjectAttrs{BucketName: "flags", Name: boundKey, ContentType: "application/json", ContentEncoding: encoding},
 		Content:     content,
 	})
-}
-
-// gzipBomb is n zero bytes gzipped, about n/1000 bytes: a 1 MiB gzip
-// member of zeros, repeated. A gzip stream may hold members one after
-// the other, and Go's decoders, the transport's included, read on
-// across them; compressing n bytes as one member would take a second
-// under the race detector for the same test.
-func gzipBomb(t *testing.T, n int) []byte {
-	t.Helper()
-	const member = 1 << 20
-	var zipped bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&zipped, gzip.BestCompression)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := zw.Write(make([]byte, member)); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return bytes.Repeat(zipped.Bytes(), n/member)
 }
 
 // measuredFetcher is a source.Fetcher that records, for each fetch, its
@@ -185,7 +162,7 @@ func TestGzipEncodedObjectOverTheBoundIsRefusedHavingReadOnlyTheBound(t *testing
 	})
 
 	waitUntil(t, "the first document", func() bool { u, _ := sink.snapshot(); return len(u) == 1 })
-	bomb := gzipBomb(t, oversize)
+	bomb := httporigin.GzipBomb(oversize)
 	putObject(fake, bomb, "gzip")
 	// A retry is refused too; neither delivers.
 	waitUntil(t, "two refusals", func() bool { return len(m.refusals()) >= 2 })

@@ -1,8 +1,6 @@
 package source
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"net/http"
@@ -13,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/flagsnap/flagsnap/internal/httporigin"
 )
 
 // The size bound of a source bounds its memory too: a document over it is
@@ -33,28 +33,6 @@ const (
 // boundGood is the document served before the one over the bound: the
 // flags that must stay in force.
 const boundGood = `{"flags":{"kept":{"state":"ENABLED","variants":{"on":true},"defaultVariant":"on"}}}`
-
-// gzipBomb is n zero bytes gzipped, about n/1000 bytes: a 1 MiB gzip
-// member of zeros, repeated. A gzip stream may hold members one after
-// the other, and Go's decoders, the transport's included, read on
-// across them; compressing n bytes as one member would take a second
-// under the race detector for the same test.
-func gzipBomb(t *testing.T, n int) []byte {
-	t.Helper()
-	const member = 1 << 20
-	var zipped bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&zipped, gzip.BestCompression)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := zw.Write(make([]byte, member)); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return bytes.Repeat(zipped.Bytes(), n/member)
-}
 
 // measuredFetch is what one fetch returned and what the heap handed out
 // while it ran.
@@ -147,7 +125,7 @@ func streamZeros(w http.ResponseWriter, n int) {
 }
 
 func TestHTTPRefusesABodyOverTheBoundHavingReadOnlyTheBound(t *testing.T) {
-	bomb := gzipBomb(t, oversize)
+	bomb := httporigin.GzipBomb(oversize)
 	gzipped := func(w http.ResponseWriter, r *http.Request) {
 		// Sent whether asked for or not, as TestHTTPDecodesGzip.
 		w.Header().Set("Content-Encoding", "gzip")
