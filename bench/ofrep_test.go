@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -82,7 +83,10 @@ func BenchmarkOFREP(b *testing.B) {
 	srv := httptest.NewServer(flagsnap.OFREPHandler(p))
 	defer srv.Close()
 	key := targetedFlag(b, p)
-	body := []byte(fmt.Sprintf(`{"context":%s}`, mustJSON(ofrepContext)))
+	body, err := json.Marshal(map[string]any{"context": ofrepContext})
+	if err != nil {
+		b.Fatal(err)
+	}
 	servers := []struct{ name, base string }{{"flagsnap", srv.URL}}
 	if bin := os.Getenv("FLAGD_BIN"); bin != "" {
 		servers = append(servers, struct{ name, base string }{"flagd", startFlagdOFREP(b, bin, doc)})
@@ -166,29 +170,6 @@ func load(b *testing.B, url string, body []byte, conns int) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func mustJSON(v any) string {
-	var b strings.Builder
-	b.WriteByte('{')
-	keys := make([]string, 0, len(v.(map[string]any)))
-	for k := range v.(map[string]any) {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		switch x := v.(map[string]any)[k].(type) {
-		case string:
-			b.WriteString(strconv.Quote(k) + ":" + strconv.Quote(x))
-		default:
-			b.WriteString(strconv.Quote(k) + ":" + fmt.Sprint(x))
-		}
-	}
-	b.WriteByte('}')
-	return b.String()
-}
 
 // startFlagdOFREP runs flagd on doc until the benchmark ends and returns
 // its OFREP base URL once it answers.
