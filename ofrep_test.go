@@ -55,8 +55,9 @@ func ofrepServer(t *testing.T, doc string, opts ...OFREPOption) (*httptest.Serve
 	return srv, p, m
 }
 
-// post sends body to path with the headers given as name, value pairs.
-func post(t *testing.T, srv *httptest.Server, method, path, body string, headers ...string) (*http.Response, string) {
+// send sends body to path with the headers given as name, value pairs,
+// and returns the answer, its body unread.
+func send(t *testing.T, srv *httptest.Server, method, path, body string, headers ...string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
 	if err != nil {
@@ -69,6 +70,13 @@ func post(t *testing.T, srv *httptest.Server, method, path, body string, headers
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resp
+}
+
+// post is send with the answer's body read.
+func post(t *testing.T, srv *httptest.Server, method, path, body string, headers ...string) (*http.Response, string) {
+	t.Helper()
+	resp := send(t, srv, method, path, body, headers...)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
@@ -373,17 +381,7 @@ type sseReader struct {
 
 func openEvents(t *testing.T, srv *httptest.Server, headers ...string) (*http.Response, *sseReader) {
 	t.Helper()
-	req, err := http.NewRequest("GET", srv.URL+"/ofrep/v1/events", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := send(t, srv, "GET", "/ofrep/v1/events", "", headers...)
 	t.Cleanup(func() { resp.Body.Close() })
 	r := &sseReader{t: t, lines: make(chan string, 100)}
 	go func() {
