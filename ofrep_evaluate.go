@@ -19,34 +19,27 @@ func answerNotReady(w http.ResponseWriter, key string) {
 // flag's answer, 404 for a flag it does not have (or may not show), 400
 // for a flag that failed.
 func (h *ofrepHandler) evaluateOne(w http.ResponseWriter, r *http.Request, key string) {
-	sets, bad := h.flagSets(r)
-	if bad == nil {
-		var ctx map[string]any
-		if ctx, bad = h.context(w, r); bad == nil {
-			h.answerOne(w, key, sets, ctx)
-			return
-		}
+	sets, ctx, bad := h.read(w, r)
+	if bad != nil {
+		bad.failure.key = key
+		writeOFREPError(w, bad.status, bad.failure)
+		return
 	}
-	bad.failure.key = key
-	writeOFREPError(w, bad.status, bad.failure)
-}
-
-func (h *ofrepHandler) answerOne(w http.ResponseWriter, key string, sets []string, ctx map[string]any) {
 	v := h.currentView()
 	if v == nil {
 		answerNotReady(w, key)
 		return
 	}
 	e := v.in.set.Evaluate(key, ctx)
-	if i := e.Index(); i >= 0 && sets != nil && !slices.Contains(sets, v.flag(int32(i)).setID) {
-		// A flag of a set this request may not see is one it cannot
-		// tell from a flag that does not exist.
-		writeOFREPError(w, http.StatusNotFound, ofrepFailure{key: key, code: "FLAG_NOT_FOUND", details: v.in.set.NotFound(key).Error()})
-		return
+	// A flag of a set this request may not see is one it cannot tell from
+	// a flag that does not exist; it is not counted as read.
+	i := e.Index()
+	hidden := i >= 0 && sets != nil && !slices.Contains(sets, v.flag(int32(i)).setID)
+	if !hidden {
+		v.in.count(key, &e)
 	}
-	v.in.count(key, &e)
-	if e.Index() < 0 {
-		writeOFREPError(w, http.StatusNotFound, ofrepFailure{key: key, code: "FLAG_NOT_FOUND", details: e.Err().Error()})
+	if i < 0 || hidden {
+		writeOFREPError(w, http.StatusNotFound, ofrepFailure{key: key, code: "FLAG_NOT_FOUND", details: v.in.set.NotFound(key).Error()})
 		return
 	}
 	var f FlagEvaluation
@@ -67,11 +60,7 @@ func (h *ofrepHandler) answerOne(w http.ResponseWriter, key string, sets []strin
 // may see, the flag set's metadata and the event stream, with an ETag
 // that is a hash of the answer, or 304 when If-None-Match names it.
 func (h *ofrepHandler) evaluateAll(w http.ResponseWriter, r *http.Request, prefix string) {
-	sets, bad := h.flagSets(r)
-	var ctx map[string]any
-	if bad == nil {
-		ctx, bad = h.context(w, r)
-	}
+	sets, ctx, bad := h.read(w, r)
 	if bad != nil {
 		writeOFREPError(w, bad.status, bad.failure)
 		return

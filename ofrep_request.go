@@ -49,6 +49,16 @@ func badContext(format string, args ...any) *errRequest {
 	return &errRequest{http.StatusBadRequest, ofrepFailure{code: "INVALID_CONTEXT", details: fmt.Sprintf(format, args...)}}
 }
 
+// read reads what an evaluation request asks: the flag sets it may see
+// and its evaluation context.
+func (h *ofrepHandler) read(w http.ResponseWriter, r *http.Request) (sets []string, ctx map[string]any, bad *errRequest) {
+	if sets, bad = h.flagSets(r); bad != nil {
+		return nil, nil, bad
+	}
+	ctx, bad = h.context(w, r)
+	return sets, ctx, bad
+}
+
 // context reads the evaluation context of r: its body's "context" (an
 // object; none is an empty context), then the static values over it, then
 // the attributes of the mapped headers over those, in flagd's order.
