@@ -118,16 +118,12 @@ func collided(w *atomic.Uint64, inc uint64) bool {
 }
 
 // widen returns the cell's wide counts, making them the first time, for
-// the outcomes of the flag at index i of t; a nil t is a missing key's
-// cell, of one outcome.
+// the outcomes of the flag at index i of t.
 func (c *cell) widen(t *Table, i int) *wideCounts {
 	if w := c.wide.Load(); w != nil {
 		return w
 	}
-	k := 1
-	if t != nil {
-		k = outcomes(t.flags.VariantCount(i))
-	}
+	k := outcomes(t.flags.VariantCount(i))
 	c.wide.CompareAndSwap(nil, &wideCounts{words: make([]atomic.Uint64, k)})
 	return c.wide.Load()
 }

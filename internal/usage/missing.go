@@ -21,13 +21,13 @@ type missingKeys struct {
 // are counted in a tally that the flag set keeps with its error for the
 // key, which the evaluation found already: a tally joins the window on
 // the key's first count in it. The others (a set keeps a bounded number
-// of such errors) are counted in a cell by key: an evaluation reads the
-// keys without a lock, and a new key replaces the map with a copy, which
-// at most MaxMissingKeys keys keep cheap. Both under Counter.mu.
+// of such errors) are counted by key: an evaluation reads the keys
+// without a lock, and a new key replaces the map with a copy, which at
+// most MaxMissingKeys keys keep cheap. Both under Counter.mu.
 type missingWindow struct {
 	id      uint64
 	tallies map[string][]*atomic.Uint64
-	keys    atomic.Pointer[map[string]*cell]
+	keys    atomic.Pointer[map[string]*atomic.Uint64]
 	// dropped is a bitmap of the hashes of the keys that did not fit.
 	dropped []uint64
 	seed    maphash.Seed
@@ -44,7 +44,7 @@ const (
 // in the old window, or kept in its tally for the new one.
 func (m *missingKeys) reset(old map[string][]*atomic.Uint64) {
 	w := &missingWindow{id: m.windows.Add(1), tallies: map[string][]*atomic.Uint64{}, seed: maphash.MakeSeed()}
-	keys := map[string]*cell{}
+	keys := map[string]*atomic.Uint64{}
 	w.keys.Store(&keys)
 	m.window.Store(w)
 	m.current.Store(w.id)
@@ -95,12 +95,12 @@ func (m *missingKeys) count(key string, c *Counter) {
 			return
 		}
 	}
-	n.add(0, nil, 0)
+	n.Add(1)
 }
 
-// add makes key's cell, or notes it as dropped when the window has no
+// add makes key's count, or notes it as dropped when the window has no
 // room for it (nil).
-func (m *missingKeys) add(key string, c *Counter) *cell {
+func (m *missingKeys) add(key string, c *Counter) *atomic.Uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	w := m.window.Load()
@@ -112,11 +112,11 @@ func (m *missingKeys) add(key string, c *Counter) *cell {
 		w.drop(key)
 		return nil
 	}
-	next := make(map[string]*cell, len(keys)+1)
+	next := make(map[string]*atomic.Uint64, len(keys)+1)
 	for k, n := range keys {
 		next[k] = n
 	}
-	n := &cell{}
+	n := new(atomic.Uint64)
 	next[strings.Clone(key)] = n // the caller's key may be a buffer it reuses
 	w.keys.Store(&next)
 	return n
@@ -127,11 +127,9 @@ func (m *missingKeys) add(key string, c *Counter) *cell {
 func (m *missingKeys) snapshot() (map[string]uint64, uint64) {
 	w := m.window.Load()
 	out := map[string]uint64{}
-	var one [1]uint64
 	for key, n := range *w.keys.Load() {
-		one[0] = 0
-		if sum := n.counts(one[:]); sum > 0 {
-			out[key] = sum
+		if v := n.Load(); v > 0 {
+			out[key] = v
 		}
 	}
 	for key, ts := range w.tallies {
