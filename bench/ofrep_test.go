@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/flagsnap/flagsnap"
 	"github.com/flagsnap/flagsnap/fractional"
+	"github.com/flagsnap/flagsnap/internal/loopback"
 )
 
 // ofrepFlags is the number of flags of the OFREP rows, of the standard mix.
@@ -178,9 +178,9 @@ func startFlagdOFREP(b *testing.B, bin string, doc []byte) string {
 	if err := os.WriteFile(path, doc, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	ports := freeLoopbackPorts(b, 4)
+	ports := loopback.FreePorts(b, 4)
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "start", "-f", "file:"+path, "-g", ports[0], "-r", ports[1], "-p", ports[2], "-m", ports[3])
+	cmd := exec.CommandContext(ctx, bin, "start", "-f", "file:"+path, "-g", strconv.Itoa(ports[0]), "-r", strconv.Itoa(ports[1]), "-p", strconv.Itoa(ports[2]), "-m", strconv.Itoa(ports[3]))
 	cmd.WaitDelay = 5 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -192,32 +192,21 @@ func startFlagdOFREP(b *testing.B, bin string, doc []byte) string {
 		cancel()
 		_ = cmd.Wait()
 	})
-	base := "http://127.0.0.1:" + ports[1]
+	base := "http://127.0.0.1:" + strconv.Itoa(ports[1])
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		resp, err := http.Post(base+"/ofrep/v1/evaluate/flags", "application/json", strings.NewReader(`{"context":{}}`))
 		if err == nil {
+			// flagd's OFREP answers before flagd has read the file: wait
+			// for an answer that lists flags.
+			answer, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if resp.StatusCode == http.StatusOK && bytes.Contains(answer, []byte(`"key"`)) {
 				return base
 			}
 		}
 	}
-	b.Fatalf("flagd's OFREP did not answer within 30s:\n%s", out.String())
+	b.Fatalf("flagd's OFREP did not answer with the flags within 30s:\n%s", out.String())
 	return ""
-}
-
-// freeLoopbackPorts finds n loopback ports that no one listens on.
-func freeLoopbackPorts(b *testing.B, n int) []string {
-	ports := make([]string, n)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer l.Close()
-		ports[i] = strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
 }
 
 // BenchmarkOFREPEvents is the time from a change of a flag file to each

@@ -22,6 +22,7 @@ import (
 
 	"github.com/flagsnap/flagsnap"
 	"github.com/flagsnap/flagsnap/fractional"
+	"github.com/flagsnap/flagsnap/internal/loopback"
 )
 
 // flagdBinEnv names the flagd daemon binary (v0.16) the daemon tests run.
@@ -113,7 +114,7 @@ func TestAgainstFlagdDaemon(t *testing.T) {
 // sync and OFREP ports once both answer.
 func startFlagd(t *testing.T, bin, path string, args ...string) (syncPort, ofrepPort int) {
 	t.Helper()
-	ports := freePorts(t, 4)
+	ports := loopback.FreePorts(t, 4)
 	ctx, cancel := context.WithCancel(context.Background())
 	var out bytes.Buffer
 	args = append([]string{"start", "-f", "file:" + path,
@@ -148,27 +149,6 @@ func startFlagd(t *testing.T, bin, path string, args ...string) (syncPort, ofrep
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// freePorts finds n loopback ports nobody listens on.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	ports := make([]int, n)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	return ports
 }
 
 func newDaemonProvider(t *testing.T, opts ...flagsnap.Option) *flagsnap.Provider {

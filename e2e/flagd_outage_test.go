@@ -21,6 +21,7 @@ import (
 	"github.com/flagsnap/flagsnap"
 	"github.com/flagsnap/flagsnap/internal/blackhole"
 	"github.com/flagsnap/flagsnap/internal/logtest"
+	"github.com/flagsnap/flagsnap/internal/loopback"
 	"github.com/flagsnap/flagsnap/syncserver"
 )
 
@@ -62,7 +63,7 @@ type flagdProcess struct {
 
 func newFlagd(t *testing.T, bin, path string, args ...string) *flagdProcess {
 	t.Helper()
-	ports := freePorts(t, 4)
+	ports := loopback.FreePorts(t, 4)
 	f := &flagdProcess{t: t, bin: bin, port: ports[0], ofrep: ports[1], args: append([]string{"start", "-f", "file:" + path,
 		"-g", strconv.Itoa(ports[0]), "-r", strconv.Itoa(ports[1]),
 		"-p", strconv.Itoa(ports[2]), "-m", strconv.Itoa(ports[3])}, args...)}

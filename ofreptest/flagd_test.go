@@ -16,6 +16,7 @@ import (
 
 	"github.com/flagsnap/flagsnap"
 	"github.com/flagsnap/flagsnap/fractional"
+	"github.com/flagsnap/flagsnap/internal/loopback"
 )
 
 // wireAnswer is a server's OFREP answer for one flag, as sent: the fields
@@ -360,7 +361,7 @@ func flagdBin(t *testing.T) string {
 // read the file (or said why not).
 func startFlagd(t *testing.T, bin, path string, args ...string) string {
 	t.Helper()
-	ports := freePorts(t, 4)
+	ports := loopback.FreePorts(t, 4)
 	args = append([]string{"start", "--uri", "file:" + path,
 		"--port", strconv.Itoa(ports[0]), "--ofrep-port", strconv.Itoa(ports[1]),
 		"--sync-port", strconv.Itoa(ports[2]), "--management-port", strconv.Itoa(ports[3])}, args...)

@@ -375,27 +375,6 @@ func newProvider(t *testing.T, opts ...flagsnap.Option) *flagsnap.Provider {
 	return p
 }
 
-// freePorts finds n loopback TCP ports nobody listens on.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	ports := make([]int, n)
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	return ports
-}
-
 // process is a program the test runs until it ends.
 type process struct {
 	cmd    *exec.Cmd

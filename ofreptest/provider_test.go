@@ -13,6 +13,7 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 
 	"github.com/flagsnap/flagsnap"
+	"github.com/flagsnap/flagsnap/internal/loopback"
 )
 
 // method is one of OpenFeature's typed evaluations.
@@ -336,7 +337,7 @@ var serveRefuses = map[string]string{"out-of-range": "1e400"}
 // end at once, with an error naming want.
 func expectServeRefusal(t *testing.T, bin, path, want string) {
 	t.Helper()
-	ports := freePorts(t, 2)
+	ports := loopback.FreePorts(t, 2)
 	p := startProcess(t, "flagsnap serve", bin, "serve", path,
 		"--addr", fmt.Sprintf("127.0.0.1:%d", ports[0]),
 		"--http", fmt.Sprintf("127.0.0.1:%d", ports[1]))
@@ -358,7 +359,7 @@ func expectServeRefusal(t *testing.T, bin, path, want string) {
 // answers, and its sync port.
 func startServe(t *testing.T, bin, path string, args ...string) (string, int) {
 	t.Helper()
-	ports := freePorts(t, 2)
+	ports := loopback.FreePorts(t, 2)
 	args = append([]string{"serve", path,
 		"--addr", fmt.Sprintf("127.0.0.1:%d", ports[0]),
 		"--http", fmt.Sprintf("127.0.0.1:%d", ports[1])}, args...)
