@@ -128,6 +128,9 @@ type config struct {
 
 	withoutUsage bool // WithoutUsage: no counting (usage.go)
 
+	// overrides are the layers over the source, lowest first (overlay.go).
+	overrides []overrideSpec
+
 	// sourceChoices are the options that chose where the flags come from,
 	// one per option name, to name both sides of a contradiction.
 	sourceChoices []sourceChoice

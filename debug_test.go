@@ -185,7 +185,7 @@ func TestDebugJSONMatchesTheProvider(t *testing.T) {
 		t.Errorf("/status times %v %v, SourceStatus() %v %v", st.AppliedAt, st.LastErrorAt, want.AppliedAt, want.LastErrorAt)
 	}
 	st.AppliedAt, st.LastErrorAt, want.AppliedAt, want.LastErrorAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
-	if st != want {
+	if !reflect.DeepEqual(st, want) {
 		t.Errorf("/status %+v\nSourceStatus() %+v", st, want)
 	}
 	if st.Flags != 5 || st.Received != 2 || st.Applied != 1 || st.Rejected != 1 || st.BrokenFlags != 1 || st.LastError == "" {

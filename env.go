@@ -5,6 +5,7 @@ package flagsnap
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +36,8 @@ const (
 	EnvFatalStatusCodes      = "FLAGD_FATAL_STATUS_CODES" // e.g. PERMISSION_DENIED,UNAUTHENTICATED
 	EnvCacheFile             = "FLAGD_CACHE_FILE"
 	EnvFractionalVersion     = "FLAGD_FRACTIONAL_VERSION" // v1, v2 or v3
+	// EnvOverrideFile names an override file (WithOverrideFile).
+	EnvOverrideFile = "FLAGSNAP_OVERRIDE_FILE"
 )
 
 // FromEnv applies the FLAGD_* environment variables at this position in
@@ -92,6 +95,12 @@ func (c *config) applyEnv() {
 		c.FatalStatusCodes = splitList(v)
 	}
 	envParsed(c, EnvFractionalVersion, fractional.ParseVersion, &c.FractionalVersion)
+	var override string
+	if envString(c, EnvOverrideFile, false, &override) {
+		// At FromEnv's place the variable wins over the options before it.
+		c.overrides = slices.DeleteFunc(c.overrides, func(o overrideSpec) bool { return o.fromEnv })
+		c.addOverride(overrideSpec{path: override, fromEnv: true})
+	}
 }
 
 // applyEnvSource reads the two variables that choose a source,

@@ -18,9 +18,10 @@ import (
 // cached flag set evaluates exactly as the live one did.
 func (p *Provider) compile(flags []byte, syncCtx map[string]any) (*evaluator.FlagSet, error) {
 	p.compilations.Add(1)
-	// The flags in force lend the new set every flag written as before:
-	// an update that changes one flag of many compiles that one.
-	opts := append(slices.Clip(p.compileOptions), evaluator.WithPrevious(p.flags()))
+	// The main source's flags in force lend the new set every flag
+	// written as before: an update that changes one flag of many compiles
+	// that one.
+	opts := append(slices.Clip(p.compileOptions), evaluator.WithPrevious(p.mainFlags()))
 	set, err := evaluator.Load(flags, opts...)
 	if err != nil {
 		return nil, err
@@ -65,7 +66,8 @@ type inForce struct {
 	// DebugHandler's /flags (the compiled set keeps no rule as written):
 	// kept compressed, which costs a tenth of the document or so, once a
 	// goroutine of its own has compressed it, and as it came until then.
-	doc docKeeper
+	// A change of the overrides alone shares the main source's keeper.
+	doc *docKeeper
 	// version counts the flag sets put in force since the provider was
 	// built: it names the snapshot in OFREP's event stream.
 	version uint64
@@ -84,6 +86,22 @@ func (p *Provider) flags() *evaluator.FlagSet {
 	return nil
 }
 
+// mainFlags is the main source's flag set in force, without the overrides.
+func (p *Provider) mainFlags() *evaluator.FlagSet {
+	p.mu.Lock()
+	r := p.run
+	p.mu.Unlock()
+	if r == nil {
+		return p.flags()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.main == nil {
+		return p.flags()
+	}
+	return r.main
+}
+
 // document is the document the flags in force were compiled from, nil
 // before the first.
 func (p *Provider) document() ([]byte, error) {
@@ -97,9 +115,23 @@ func (p *Provider) document() ([]byte, error) {
 // from now on, and returns the one it replaces. It is called under the
 // run's lock. doc is kept, not copied, for DebugHandler: sources hand
 // over a document they do not keep or change.
-func (p *Provider) putInForce(set *evaluator.FlagSet, doc []byte) (old *evaluator.FlagSet) {
-	in := &inForce{set: set, counts: p.countUsage(set)}
-	in.doc.keep(doc)
+func (p *Provider) putInForce(set *evaluator.FlagSet, doc []byte) (old *evaluator.FlagSet, k *docKeeper) {
+	k = &docKeeper{}
+	k.keep(doc)
+	old = p.putInForceKept(set, k)
+	// Compressing a document the next flag set has replaced already
+	// would be work for nothing.
+	go k.compress(func() bool {
+		in := p.snap.Load()
+		return in == nil || in.doc != k
+	})
+	return old, k
+}
+
+// putInForceKept is putInForce with the document kept already: a change
+// of the overrides keeps the main source's. Under the run's lock.
+func (p *Provider) putInForceKept(set *evaluator.FlagSet, k *docKeeper) (old *evaluator.FlagSet) {
+	in := &inForce{set: set, counts: p.countUsage(set), doc: k}
 	prev := p.snap.Load()
 	if prev != nil && prev.set == set {
 		in.version = prev.version
@@ -107,9 +139,6 @@ func (p *Provider) putInForce(set *evaluator.FlagSet, doc []byte) (old *evaluato
 		in.version = p.versions.Add(1)
 	}
 	p.snap.Store(in)
-	// Compressing a document the next flag set has replaced already
-	// would be work for nothing.
-	go in.doc.compress(func() bool { return p.snap.Load() != in })
 	if prev == nil {
 		p.changed.notify()
 		return nil

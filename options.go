@@ -231,6 +231,52 @@ func WithSource(s source.Source) Option {
 	}
 }
 
+// WithOverrideFile layers the flag file at path over the flags of the
+// provider's source, whatever that is: a flag key the file defines
+// replaces that whole flag of the source, as flagd merges its sources.
+// It is how a flag is turned off during an incident while the source may
+// be down, and how a developer forces a few flags over the team's.
+//
+// The file is watched as WithFile's is. An override applies, and is
+// withdrawn, whatever state the source is in: its lifecycle and readiness
+// stay the source's. A file that does not exist means no overrides until
+// it does; a document that does not load, or has a broken flag, is
+// refused, logged with its path and problem, and the last good overrides
+// stay. Given more than once, a later override wins over an earlier one.
+// FLAGSNAP_OVERRIDE_FILE names one too, replaced by the options as the
+// FLAGD_* variables are (see FromEnv).
+func WithOverrideFile(path string) Option {
+	return func(c *config) {
+		if path == "" {
+			c.fail("WithOverrideFile: the path is empty")
+			return
+		}
+		c.addOverride(overrideSpec{path: path})
+	}
+}
+
+// WithOverrideSource is WithOverrideFile for any source: its flag sets
+// are layered over the provider's source's, as an override file's are.
+func WithOverrideSource(src source.Source) Option {
+	return func(c *config) {
+		if src == nil {
+			c.fail("WithOverrideSource: the source is nil")
+			return
+		}
+		c.addOverride(overrideSpec{src: src})
+	}
+}
+
+// addOverride layers o over the overrides given before it. An option
+// replaces the variable's override file, as explicit options replace the
+// FLAGD_* variables.
+func (c *config) addOverride(o overrideSpec) {
+	if !o.fromEnv {
+		c.overrides = slices.DeleteFunc(c.overrides, func(o overrideSpec) bool { return o.fromEnv })
+	}
+	c.overrides = append(c.overrides, o)
+}
+
 // WithFlags serves doc, a flag document in JSON or YAML held in memory,
 // for tests and for programs that build their flags themselves.
 // NewProvider compiles it with the provider's options, so a document that

@@ -47,21 +47,7 @@ func (p *Provider) describeOrigin() origin {
 	c := &p.cfg
 	switch {
 	case c.source != nil:
-		switch s := c.source.(type) {
-		case *source.Memory:
-			return origin{kind: originMemory, name: source.MemoryOrigin, description: "the memory source"}
-		case *source.File:
-			return origin{kind: originFile, name: s.Path(), description: "the flag file " + s.Path()}
-		case *source.GRPC:
-			return origin{kind: originServer, name: s.Target(), description: "the sync server at " + s.Target()}
-		case *source.HTTP:
-			return origin{kind: originURL, name: s.Origin(), description: "the URL " + s.Origin()}
-		case interface{ Origin() string }:
-			// Sources of other modules (object storage) name their origin.
-			return origin{kind: originCustom, name: s.Origin(), description: s.Origin()}
-		}
-		name := fmt.Sprintf("%T", c.source)
-		return origin{kind: originCustom, name: name, description: "the source " + name}
+		return sourceOrigin(c.source)
 	case c.flags != nil:
 		return origin{kind: originMemory, name: source.MemoryOrigin, description: "the flags given with WithFlags"}
 	case c.URL != "":
@@ -90,6 +76,26 @@ func (p *Provider) describeOrigin() origin {
 		selector = "selector " + strconv.Quote(c.Selector)
 	}
 	return origin{kind: originServer, name: name, description: fmt.Sprintf("the sync server at %s (%s, %s)", name, tls, selector)}
+}
+
+// sourceOrigin is the origin of a source given as such: the main source
+// of WithSource, or an override.
+func sourceOrigin(src source.Source) origin {
+	switch s := src.(type) {
+	case *source.Memory:
+		return origin{kind: originMemory, name: source.MemoryOrigin, description: "the memory source"}
+	case *source.File:
+		return origin{kind: originFile, name: s.Path(), description: "the flag file " + s.Path()}
+	case *source.GRPC:
+		return origin{kind: originServer, name: s.Target(), description: "the sync server at " + s.Target()}
+	case *source.HTTP:
+		return origin{kind: originURL, name: s.Origin(), description: "the URL " + s.Origin()}
+	case interface{ Origin() string }:
+		// Sources of other modules (object storage) name their origin.
+		return origin{kind: originCustom, name: s.Origin(), description: s.Origin()}
+	}
+	name := fmt.Sprintf("%T", src)
+	return origin{kind: originCustom, name: name, description: "the source " + name}
 }
 
 // resolverName names how the flags are obtained, in flagd's words where

@@ -173,7 +173,12 @@ func (p *Provider) InitWithContext(ctx context.Context, _ openfeature.Evaluation
 			p.mu.Unlock()
 			return &openfeature.ProviderInitError{ErrorCode: openfeature.ProviderFatalCode, Message: err.Error()}
 		}
-		r = p.start(src)
+		overrides, err := p.newOverrides()
+		if err != nil {
+			p.mu.Unlock()
+			return &openfeature.ProviderInitError{ErrorCode: openfeature.ProviderFatalCode, Message: err.Error()}
+		}
+		r = p.start(src, overrides)
 		p.run = r
 	}
 	p.mu.Unlock()

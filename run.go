@@ -46,6 +46,20 @@ type run struct {
 	loaded      bool // a flag set from the source has been put in force
 	lastErr     error
 	rejectedSet bool // lastErr is a flag set that did not load
+
+	// main is the main source's flag set in force, and mainDoc its
+	// document; the set in force is main with the overrides over it.
+	main    *evaluator.FlagSet
+	mainDoc *docKeeper
+	// overrides are the layers over main, lowest first; shadowed is the
+	// keys of main an override answers for, with its name (overlay.go).
+	overrides []*overrideLayer
+	shadowed  map[string]string
+	// lastLayers is the set layered last, and the layers it was made of.
+	lastLayers struct {
+		of  []evaluator.Layer
+		set *evaluator.FlagSet
+	}
 }
 
 // state is what the run last reported to OpenFeature.
@@ -60,14 +74,16 @@ const (
 	stateInitError // Init gave up before the first flag set
 )
 
-// start runs src for a new run, with the goroutines that serve it.
-func (p *Provider) start(src source.Source) *run {
+// start runs src for a new run, and the overrides over it, with the
+// goroutines that serve them.
+func (p *Provider) start(src source.Source, overrides []*overrideLayer) *run {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &run{
 		p: p, ctx: ctx, cancel: cancel,
 		stateChanged: make(chan struct{}, 1),
 		ready:        make(chan struct{}),
 		gaveUp:       make(chan struct{}),
+		overrides:    overrides,
 	}
 	p.events.open()
 	r.wg.Add(3)
@@ -88,6 +104,7 @@ func (p *Provider) start(src source.Source) *run {
 			(*sink)(r).Fatal(err)
 		}
 	}()
+	r.runOverrides()
 	return r
 }
 
@@ -126,7 +143,10 @@ func (r *run) giveUpInit(cached *evaluator.FlagSet, doc []byte) error {
 	}
 	if cached != nil {
 		r.p.loadedAt.Store(time.Now().UnixNano())
-		r.p.putInForce(cached, doc)
+		r.main = cached
+		set := r.layered()
+		_, r.mainDoc = r.p.putInForce(set, doc)
+		r.noteShadows(set)
 		r.markReady()
 		r.state = stateStale
 		// OpenFeature announces READY when Init returns; STALE must come

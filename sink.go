@@ -45,7 +45,7 @@ func (s *sink) Update(u source.Update) error {
 	var hashing sync.WaitGroup
 	if last.set != nil {
 		digest = sha256.Sum256(u.Flags)
-		if r.p.flags() == last.set && digest == last.digest && reflect.DeepEqual(u.SyncContext, last.syncCtx) {
+		if r.p.mainFlags() == last.set && digest == last.digest && reflect.DeepEqual(u.SyncContext, last.syncCtx) {
 			if _, _, ok := r.accept(last.set, u.Flags, u.Origin, digest); !ok {
 				return errShutDown
 			}
@@ -132,7 +132,12 @@ func (r *run) accept(set *evaluator.FlagSet, doc []byte, origin string, digest [
 	first, r.loaded = !r.loaded, true
 	// The new flags are compiled and in force before anyone hears of them.
 	r.p.loadedAt.Store(time.Now().UnixNano())
-	old := r.p.putInForce(set, doc)
+	r.main = set
+	layered := r.layered()
+	old, k := r.p.putInForce(layered, doc)
+	r.mainDoc = k
+	r.noteShadows(layered)
+	set = layered
 	if r.state != stateStarting {
 		// Init's flags are announced by READY, which lists none; sorting
 		// the keys of a large first set would lengthen every start.

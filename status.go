@@ -75,6 +75,11 @@ type SourceStatus struct {
 	// left out of the JSON) when nothing has.
 	LastError   string    `json:"lastError,omitempty"`
 	LastErrorAt time.Time `json:"lastErrorAt,omitzero"`
+	// Overrides are the layers over the source (WithOverrideFile,
+	// WithOverrideSource), lowest first, and Overridden the flag keys
+	// whose answers come from one of them, with its Source.
+	Overrides  []LayerStatus     `json:"overrides,omitempty"`
+	Overridden map[string]string `json:"overridden,omitempty"`
 }
 
 // sourceStats are the counts behind SourceStatus. They outlive a run, so
@@ -137,6 +142,7 @@ func (s *sourceStats) failed(err error, rejected bool) {
 // called from any goroutine.
 func (p *Provider) SourceStatus() SourceStatus {
 	st := SourceStatus{Source: p.origin.name, State: p.sourceState()}
+	st.Overrides, st.Overridden = p.overrideStatus()
 	if p.origin.kind == originServer {
 		// Only a sync server reads a selector; one set by a variable
 		// for another source filters nothing, and is not shown.

@@ -18,6 +18,9 @@ import (
 // and context.
 type Explanation struct {
 	Flag string
+	// Layer names the layer that defined the flag, in a set made by
+	// Layered; "" in the set of one document.
+	Layer string
 	// FractionalVersion is the bucketing version of the flag set.
 	FractionalVersion fractional.Version
 	// Value is the variant's value in JSON form (bool, string, float64 or
@@ -159,6 +162,7 @@ func (s *FlagSet) Explain(key string, ctx map[string]any) (Explanation, error) {
 		x.Reason, x.Err, x.Metadata = ReasonError, err, s.metadata
 		return x, err
 	}
+	x.Layer = s.layerName(key)
 	var t tracer
 	o := s.evaluateFlag(f, -1, ctx, &t)
 	x.Reason, x.Err, x.Metadata = o.Reason(), o.Err(), o.Metadata()
@@ -466,6 +470,7 @@ func (x Explanation) MarshalJSON() ([]byte, error) {
 	}
 	out := struct {
 		Flag              string             `json:"flag"`
+		Layer             string             `json:"layer,omitempty"`
 		FractionalVersion fractional.Version `json:"fractionalVersion"`
 		Value             any                `json:"value"`
 		Variant           string             `json:"variant,omitempty"`
@@ -473,7 +478,7 @@ func (x Explanation) MarshalJSON() ([]byte, error) {
 		Error             *jsonError         `json:"error,omitempty"`
 		Metadata          map[string]any     `json:"metadata,omitempty"`
 		Rule              *Step              `json:"rule,omitempty"`
-	}{x.Flag, x.FractionalVersion, x.Value, x.Variant, x.Reason.String(), nil, x.Metadata, x.Rule}
+	}{x.Flag, x.Layer, x.FractionalVersion, x.Value, x.Variant, x.Reason.String(), nil, x.Metadata, x.Rule}
 	if x.Err != nil {
 		out.Error = &jsonError{Code: x.Err.Code.String(), Message: x.Err.Error()}
 	}

@@ -19,6 +19,9 @@ func (x Explanation) String() string {
 		fmt.Fprintf(&b, "variant %q, value %s, ", x.Variant, jsonline.String(x.Value))
 	}
 	fmt.Fprintf(&b, "reason %s\n", x.Reason)
+	if x.Layer != "" {
+		fmt.Fprintf(&b, "defined by %s\n", x.Layer)
+	}
 	if x.Err != nil {
 		fmt.Fprintf(&b, "error %s: %v\n", x.Err.Code, x.Err)
 	}

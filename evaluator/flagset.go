@@ -29,6 +29,8 @@ type FlagSet struct {
 	// missing is shared by the sets WithEnrichment makes, which have the
 	// same keys.
 	missing *missingKeys
+	// layers is nil but for a set made by Layered.
+	layers *layering
 	// brokenWhole and brokenPartly are BrokenFlags' counts.
 	brokenWhole, brokenPartly int
 }
