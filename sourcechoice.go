@@ -109,9 +109,10 @@ func (c *config) reportUnreadOptions() {
 		return
 	}
 	kind := c.kindInForce()
+	overrideFiles := slices.ContainsFunc(c.overrides, func(o overrideSpec) bool { return o.path != "" })
 	for _, so := range c.sourceOptions {
-		if slices.Contains(so.kinds, kind) {
-			continue
+		if slices.Contains(so.kinds, kind) || overrideFiles && slices.Contains(so.kinds, kindFile) {
+			continue // an override file reads a file's options too
 		}
 		readers := make([]string, len(so.kinds))
 		for i, k := range so.kinds {

@@ -1,0 +1,98 @@
+package evaluator
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const (
+	layerBase = `{"metadata": {"team": "base"}, "$evaluators": {"gold": {"==": [{"var": "tier"}, "gold"]}},
+  "flags": {
+    "color": {"state": "ENABLED", "variants": {"red": "red", "blue": "blue"}, "defaultVariant": "red",
+              "targeting": {"if": [{"$ref": "gold"}, "blue"]}},
+    "size":  {"state": "ENABLED", "variants": {"s": "s", "l": "l"}, "defaultVariant": "s"},
+    "gone":  {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"}}}`
+	// layerOver defines gold its own way: silver is gold here.
+	layerOver = `{"metadata": {"team": "over"}, "$evaluators": {"gold": {"==": [{"var": "tier"}, "silver"]}},
+  "flags": {
+    "color": {"state": "ENABLED", "variants": {"red": "red", "blue": "blue"}, "defaultVariant": "red",
+              "targeting": {"if": [{"$ref": "gold"}, "blue"]}, "metadata": {"owner": "ops"}},
+    "extra": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"}}}`
+	layerTop = `{"flags": {"size": {"state": "ENABLED", "variants": {"s": "s", "l": "l"}, "defaultVariant": "l"},
+    "extra": {"state": "DISABLED", "variants": {"on": true}, "defaultVariant": "on"}}}`
+)
+
+func TestLayered(t *testing.T) {
+	base, over, top := mustLoad(t, layerBase), mustLoad(t, layerOver), mustLoad(t, layerTop)
+	set := Layered(Layer{"base", base}, Layer{"over", over}, Layer{"top", top})
+	if got := set.Keys(); !slices.Equal(got, []string{"color", "extra", "gone", "size"}) {
+		t.Fatalf("keys %v", got)
+	}
+	for _, tc := range []struct {
+		key     string
+		ctx     map[string]any
+		variant string
+		reason  Reason
+		layer   int
+	}{
+		// Each flag's $ref resolves in its own document: over's gold.
+		{"color", map[string]any{"tier": "silver"}, "blue", ReasonTargetingMatch, 1},
+		{"color", map[string]any{"tier": "gold"}, "red", ReasonDefault, 1},
+		{"size", nil, "l", ReasonStatic, 2},
+		{"extra", nil, "", ReasonDisabled, 2},
+		{"gone", nil, "on", ReasonStatic, 0},
+	} {
+		e := set.Evaluate(tc.key, tc.ctx)
+		if e.Variant() != tc.variant || e.Reason() != tc.reason || set.Layer(tc.key) != tc.layer {
+			t.Errorf("%s %v: %q %v layer %d, want %q %v layer %d", tc.key, tc.ctx, e.Variant(), e.Reason(), set.Layer(tc.key), tc.variant, tc.reason, tc.layer)
+		}
+	}
+	// Metadata: a flag's over its own document's.
+	color, gone := set.Evaluate("color", nil), set.Evaluate("gone", nil)
+	if md := color.Metadata(); !maps.Equal(md, map[string]any{"team": "over", "owner": "ops"}) {
+		t.Errorf("color's metadata %v", md)
+	}
+	if md := gone.Metadata(); !maps.Equal(md, map[string]any{"team": "base"}) {
+		t.Errorf("gone's metadata %v", md)
+	}
+	if md := set.Metadata(); !maps.Equal(md, map[string]any{"team": "base"}) {
+		t.Errorf("the set's metadata %v, want the first layer's", md)
+	}
+	if want := map[string]int{"color": 1, "extra": 2, "size": 2}; !maps.Equal(set.Overridden(), want) {
+		t.Errorf("overridden %v, want %v", set.Overridden(), want)
+	}
+	if !slices.Equal(set.Layers(), []string{"base", "over", "top"}) || set.Layer("nope") != -1 {
+		t.Errorf("layers %v, nope %d", set.Layers(), set.Layer("nope"))
+	}
+	x, err := set.Explain("size", nil)
+	if err != nil || x.Layer != "top" || !containsLine(x.String(), "defined by top") {
+		t.Errorf("explanation %q (%v)", x.String(), err)
+	}
+	if x, _ := base.Explain("size", nil); x.Layer != "" {
+		t.Errorf("a set of one document names a layer: %q", x.Layer)
+	}
+	// Withdrawing the top layer changes exactly its keys.
+	added, removed, changed := Layered(Layer{"base", base}, Layer{"over", over}).Changes(set)
+	if len(added)+len(removed) != 0 || !slices.Equal(changed, []string{"extra", "size"}) {
+		t.Errorf("changes %v %v %v", added, removed, changed)
+	}
+	if Layered(Layer{"base", base}) != base {
+		t.Error("one layer is not the set itself")
+	}
+}
+
+// The flags of a layered set are those its layers compiled: nothing is
+// compiled again.
+func TestLayeredSharesTheFlags(t *testing.T) {
+	base, over := mustLoad(t, layerBase), mustLoad(t, layerOver)
+	set := Layered(Layer{"base", base}, Layer{"over", over})
+	if set.index.get("gone") != base.index.get("gone") || set.index.get("color") != over.index.get("color") {
+		t.Error("a layered set holds flags of its own")
+	}
+}
+
+func containsLine(text, line string) bool {
+	return slices.Contains(strings.Split(text, "\n"), line)
+}
