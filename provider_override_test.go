@@ -313,3 +313,32 @@ func TestOverrideFileFromEnv(t *testing.T) {
 		t.Errorf("an empty variable: %v", err)
 	}
 }
+
+// Over a source of one's own, starting from the cache because the source
+// sends nothing: the override is layered over the cached flags as over
+// the source's, and the source's flags, when they come, stay under it.
+func TestOverrideOverACustomSourceAndTheCache(t *testing.T) {
+	dir := t.TempDir()
+	cache, over := filepath.Join(dir, "cache.json"), filepath.Join(dir, "override.json")
+	if err := writeCache(cache, update(flagsV1)); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, over, colorBlue)
+	src := newFakeSource()
+	p, err := NewProvider(WithoutEnv(), WithSource(src), WithCacheFile(cache), WithDeadline(300*time.Millisecond), WithOverrideFile(over))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Shutdown)
+	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+		t.Fatalf("Init with a cache: %v", err)
+	}
+	if c := color(p); c != "blue" {
+		t.Errorf("color %q from the cache, want the override's blue", c)
+	}
+	src.sink(t).Update(update(flagsV2))
+	eventually(t, "the source's flags", func() bool { return p.SourceStatus().State == SourceServing })
+	if c, limit := color(p), p.IntEvaluation(context.Background(), "limit", 0, nil).Value; c != "blue" || limit != 10 {
+		t.Errorf("color %q, limit %d; want the override's blue over the source's flags", c, limit)
+	}
+}

@@ -3,6 +3,8 @@ package blob_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -233,4 +235,31 @@ func TestObjectOverTheLimitIsNotDownloaded(t *testing.T) {
 	if _, downloads := st.requests.counts("flags.json"); downloads != 0 {
 		t.Errorf("%d downloads of an object over the limit, want none", downloads)
 	}
+}
+
+// An override file over an object: it wins by key, and applies while the
+// object is gone, the provider's state staying the object's.
+func TestOverrideOverAnObject(t *testing.T) {
+	forEachStore(t, func(t *testing.T, st *store) {
+		const key = "prod/flags.json"
+		st.put(t, key, flagsV1)
+		over := filepath.Join(t.TempDir(), "override.json")
+		p, ev, err := startProvider(t, st, key, nil, flagsnap.WithRetryGracePeriod(grace), flagsnap.WithOverrideFile(over))
+		if err != nil {
+			t.Fatalf("Init: %v", err)
+		}
+		st.remove(t, key)
+		ev.expect(openfeature.ProviderStale)
+		ev.expect(openfeature.ProviderError)
+		if err := os.WriteFile(over, []byte(`{"flags": {"color": {"state": "ENABLED", "variants": {"red": "red", "blue": "blue"}, "defaultVariant": "blue"}}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ev.changed("color")
+		if c := color(p); c != "blue" {
+			t.Errorf("color %q, want the override's blue", c)
+		}
+		if s := p.SourceStatus(); s.State != flagsnap.SourceError || s.Overridden["color"] != over {
+			t.Errorf("status %s, overridden %v; want error, color by the override", s.State, s.Overridden)
+		}
+	})
 }
