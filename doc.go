@@ -21,6 +21,12 @@
 // environment variables configure the same as flagd's providers read them;
 // options given in code win over them (see [Option] and [FromEnv]).
 //
+// Overrides ([WithOverrideFile], FLAGSNAP_OVERRIDE_FILE, and
+// [WithOverrideSource]) layer flag documents over any source: a key an
+// override defines replaces that whole flag, whatever state the source is
+// in, which is how a flag is turned off while the source is down.
+// [Provider.SourceStatus] names the flags each override answers for.
+//
 // Each flag set is compiled once (see package evaluator) and swapped in
 // atomically; evaluations read the snapshot in force without locks,
 // network calls or allocations. Bucketing with flagd's fractional operator
