@@ -149,6 +149,9 @@ func TestOverrideFileCreatedLate(t *testing.T) {
 	if !beta(p).Value {
 		t.Error("beta is off with no override")
 	}
+	if lost := logs.Count("level=WARN"); lost != 0 {
+		t.Errorf("an override file not there yet is a warning:\n%s", logs.String())
+	}
 	writeFile(t, over, betaOff)
 	ev.expectChange("beta", "local")
 	if beta(p).Value {
