@@ -47,6 +47,12 @@ func (p *Provider) Usage() Usage {
 func (p *Provider) ResetUsage() {
 	if p.usage != nil {
 		p.usage.Reset(now())
+		// A missing key is counted in the tally the flag set keeps with
+		// its error for it: a new window names keys past the set's bound
+		// afresh.
+		if set := p.flags(); set != nil {
+			set.ForgetMissingKeys()
+		}
 	}
 }
 

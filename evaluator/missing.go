@@ -49,6 +49,17 @@ func (s *FlagSet) notFound(key string, h uint64) *Error {
 	return m.add(key, h, s.notFoundError(key))
 }
 
+// ForgetMissingKeys drops the errors NotFound keeps, so that the keys past
+// MaxNamedMissingKeys are named again: their caller counts missing keys
+// by window, and starts a new one.
+func (s *FlagSet) ForgetMissingKeys() {
+	if m := s.missing; m != nil {
+		m.mu.Lock()
+		m.table.Store(nil)
+		m.mu.Unlock()
+	}
+}
+
 // add keeps err as the error of key, of hash h, unless another is kept
 // already or there is no room left.
 func (m *missingKeys) add(key string, h uint64, err *Error) *Error {

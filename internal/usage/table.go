@@ -55,8 +55,9 @@ func (t *Table) add(i, o int) {
 	k.add(o, t, i)
 }
 
-// Missing counts an evaluation of key, which the set does not define.
-func (t *Table) Missing(key string) { t.c.missing.count(key, t.c) }
+// Missing notes an evaluation of key, which the set does not define and
+// keeps no tally for, as dropped: the set names no more missing keys.
+func (t *Table) Missing(key string) { t.c.missing.window.Load().drop(key) }
 
 // MissingTallied counts an evaluation of key, which the set does not
 // define, in count, a tally the set keeps for the key, with the window

@@ -53,7 +53,8 @@ func TestAttachCarriesCountsByKeyAndVariants(t *testing.T) {
 	v1.Served(0, 0)
 	v1.Served(2, 0)
 	v1.Failed(0, TypeMismatch)
-	v1.Missing("nope")
+	var nope tally
+	nope.miss(v1, "nope")
 	// An evaluation still running on v1 when v2 replaces it counts with v2's.
 	v2 := attach(c, newSet("r", onOff, "b", onOff))
 	v1.Served(2, 1)
@@ -190,12 +191,14 @@ func TestManyVariants(t *testing.T) {
 func TestMissingKeysUnderConcurrency(t *testing.T) {
 	c := NewCounter(time.Now())
 	tb := attach(c, newSet("b", onOff))
+	var gone tally
+	others := make([]tally, 3)
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {
 			for i := range 1000 {
-				tb.Missing("gone")
-				tb.Missing(fmt.Sprint("gone-", (i+w)%3))
+				gone.miss(tb, "gone")
+				others[(i+w)%3].miss(tb, fmt.Sprint("gone-", (i+w)%3))
 			}
 		})
 	}
@@ -214,17 +217,23 @@ func TestMissingKeysUnderConcurrency(t *testing.T) {
 func TestMissingKeysPastTheLimit(t *testing.T) {
 	c := NewCounter(time.Now())
 	tb := attach(c, newSet())
-	for i := range MaxMissingKeys + 10 {
-		tb.Missing(fmt.Sprint("k", i))
+	ts := make([]tally, MaxMissingKeys+10)
+	for i := range ts {
+		ts[i].miss(tb, fmt.Sprint("k", i))
 	}
-	tb.Missing(fmt.Sprint("k", MaxMissingKeys)) // dropped already
+	ts[MaxMissingKeys].miss(tb, fmt.Sprint("k", MaxMissingKeys)) // dropped already
+	tb.Missing("untallied")                                      // a key the set names no more
 	u := c.Snapshot(time.Now())
-	if len(u.Missing) != MaxMissingKeys || u.MissingDropped != 10 {
-		t.Errorf("%d keys kept, %d dropped; want %d and 10", len(u.Missing), u.MissingDropped, MaxMissingKeys)
+	if len(u.Missing) != MaxMissingKeys || u.MissingDropped != 11 {
+		t.Errorf("%d keys kept, %d dropped; want %d and 11", len(u.Missing), u.MissingDropped, MaxMissingKeys)
 	}
 	c.Reset(time.Now())
 	if u := c.Snapshot(time.Now()); len(u.Missing) != 0 || u.MissingDropped != 0 {
 		t.Errorf("after Reset: %d keys, %d dropped", len(u.Missing), u.MissingDropped)
+	}
+	ts[MaxMissingKeys].miss(tb, fmt.Sprint("k", MaxMissingKeys)) // room again
+	if u := c.Snapshot(time.Now()); len(u.Missing) != 1 {
+		t.Errorf("after Reset, a dropped key: %v", u.Missing)
 	}
 }
 
@@ -415,9 +424,9 @@ func TestMissingKeysTallied(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	tb.Missing("gone") // from a set that keeps no error for it
-	tb.Missing("other")
-	if got := c.Snapshot(time.Now()).Missing; !maps.Equal(got, map[string]uint64{"gone": 8001, "other": 1}) {
+	tb.Missing("other") // from a set that names no more keys
+	u := c.Snapshot(time.Now())
+	if got := u.Missing; !maps.Equal(got, map[string]uint64{"gone": 8000}) || u.MissingDropped != 1 {
 		t.Errorf("missing %v", got)
 	}
 	c.Reset(time.Now())
@@ -427,19 +436,7 @@ func TestMissingKeysTallied(t *testing.T) {
 	}
 }
 
-// Tallied and untallied keys share the bound on keys.
-func TestMissingTalliesPastTheLimit(t *testing.T) {
-	c := NewCounter(time.Now())
-	tb := attach(c, newSet())
-	for i := range MaxMissingKeys - 1 {
-		tb.Missing(fmt.Sprint("k", i))
-	}
-	var in, inWindow, out, outWindow atomic.Uint64
-	tb.MissingTallied("last", &in, &inWindow)
-	tb.MissingTallied("past", &out, &outWindow)
-	tb.MissingTallied("past", &out, &outWindow)
-	u := c.Snapshot(time.Now())
-	if len(u.Missing) != MaxMissingKeys || u.Missing["last"] != 1 || u.MissingDropped != 1 {
-		t.Errorf("%d keys, last %d, %d dropped", len(u.Missing), u.Missing["last"], u.MissingDropped)
-	}
-}
+// tally stands for the tally a flag set keeps with its error for a key.
+type tally struct{ count, window atomic.Uint64 }
+
+func (ts *tally) miss(tb *Table, key string) { tb.MissingTallied(key, &ts.count, &ts.window) }
