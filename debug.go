@@ -22,8 +22,9 @@ import (
 )
 
 // DebugHandler returns an HTTP handler that shows what p serves, for a
-// person debugging a service: the state of the flag source, the flags in
-// force with their usage, the keys asked for that no flag defines, and a
+// person debugging a service: the state of the flag source and of its
+// overrides, the flags in force with their usage (each flag an override
+// defines marked with it), the keys asked for that no flag defines, and a
 // form that evaluates a flag for a context and explains the answer. It
 // serves, below where it is mounted:
 //
@@ -34,8 +35,13 @@ import (
 //   - /status : [Provider.SourceStatus] as JSON.
 //   - /usage : [Provider.Usage] as JSON.
 //   - /flags : the flag document in force, as the source delivered it
-//     (JSON, or YAML from a YAML file). The provider keeps it compressed,
-//     whenever the handler is made.
+//     (JSON, or YAML from a YAML file). With overrides in force, it is
+//     JSON instead: each flag in force with its definition as the layer
+//     that defines it wrote it, and "layer", the override's name, for a
+//     flag an override defines; then /flags?layer=N is the document of
+//     layer N, as delivered (0: the source's, 1 and on: the overrides',
+//     lowest first). The provider keeps the source's document
+//     compressed, whenever the handler is made.
 //   - /evaluate?flag=KEY&context=JSON : the evaluation of KEY for the
 //     flattened evaluation context (a JSON object; the targeting key is
 //     "targetingKey"), with the provider's enrichment, and the explanation
@@ -106,7 +112,7 @@ func (h *debugHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/usage":
 		writeDebugJSON(w, http.StatusOK, h.p.Usage())
 	case "/flags":
-		h.serveFlags(w)
+		h.serveFlags(w, query)
 	case "/evaluate":
 		h.serveEvaluate(w, query)
 	default:
@@ -132,26 +138,6 @@ func redirectToPage(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Location", to)
 	w.WriteHeader(http.StatusMovedPermanently)
-}
-
-// serveFlags writes the document the flags in force were compiled from,
-// byte for byte: its SHA-256 is SourceStatus's Digest.
-func (h *debugHandler) serveFlags(w http.ResponseWriter) {
-	doc, err := h.p.document()
-	switch {
-	case err != nil:
-		writeDebugJSON(w, http.StatusInternalServerError, debugError{Error: "the document kept does not decompress: " + err.Error()})
-		return
-	case doc == nil:
-		writeDebugJSON(w, http.StatusServiceUnavailable, debugError{Error: "no flags have been loaded yet"})
-		return
-	}
-	if json.Valid(doc) {
-		w.Header().Set("Content-Type", "application/json")
-	} else {
-		w.Header().Set("Content-Type", "application/yaml; charset=utf-8")
-	}
-	_, _ = w.Write(doc)
 }
 
 // debugError is the body of a JSON endpoint's refusal.

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/flagsnap/flagsnap/evaluator"
 )
 
 // FuzzDebugContext checks the reading of a context given to the debug
@@ -34,6 +36,36 @@ func FuzzDebugContext(f *testing.F) {
 			t.Fatalf("%q taken as %v", text, ctx)
 		case err == nil && jsonDepth(text) > maxContextDepth:
 			t.Fatalf("%q taken at depth %d", text, jsonDepth(text))
+		}
+	})
+}
+
+// FuzzDebugDefinitions checks /flags's reading of flag definitions against
+// the evaluator: of every document the evaluator takes, it finds a
+// definition for each flag of the set.
+func FuzzDebugDefinitions(f *testing.F) {
+	for _, seed := range []string{
+		debugFlags, debugOverride,
+		`{"flags": [{"key": "a", "state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"}, {"state": "ENABLED"}, {"key": "a"}, 1]}`,
+		`{"flags": {"a": null, "a": {"state": "DISABLED"}}, "$evaluators": {"e": true}}`,
+		"\xef\xbb\xbfflags:\n  1: {state: ENABLED, variants: {on: true}, defaultVariant: on}\n",
+		"flags:\n- key: a\n- {key: 2}\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		set, err := evaluator.Load([]byte(doc))
+		if err != nil {
+			return
+		}
+		defs, err := definitionsOf([]byte(doc))
+		if err != nil {
+			t.Fatalf("%q: the evaluator took it, definitionsOf: %v", doc, err)
+		}
+		for _, key := range set.Keys() {
+			if defs[key] == nil {
+				t.Fatalf("%q: no definition of %q among %d", doc, key, len(defs))
+			}
 		}
 	})
 }

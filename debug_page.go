@@ -104,6 +104,9 @@ type debugLink struct {
 // debugRow is one flag of the table.
 type debugRow struct {
 	evaluator.FlagInfo
+	// Layer is the override that defines the flag, "" for the source's
+	// flags: an override left in place must show.
+	Layer         string
 	Broken        string
 	Shares        []debugShare
 	MoreVariants  int
@@ -226,9 +229,14 @@ func debugRows(set *evaluator.FlagSet, u Usage, q, sortBy string) (rows []debugR
 	matched = len(keys)
 	keys = keys[:min(len(keys), maxDebugRows)]
 	rows = make([]debugRow, 0, len(keys))
+	layers := set.Layers()
 	for _, k := range keys {
 		if info, ok := set.Info(k); ok {
-			rows = append(rows, debugRowOf(info, u.Flags[k]))
+			row := debugRowOf(info, u.Flags[k])
+			if l := set.Layer(k); l > 0 {
+				row.Layer = layers[l]
+			}
+			rows = append(rows, row)
 		}
 	}
 	return rows, matched

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -582,5 +584,142 @@ func TestDebugPageShowsUnchangedPolls(t *testing.T) {
 	body := debugGet(t, DebugHandler(p), "/").Body.String()
 	if !regexp.MustCompile(`1 received, 1 applied, 0 rejected, \d+ polls unchanged`).MatchString(body) {
 		t.Errorf("the page does not show the unchanged polls:\n%s", body)
+	}
+}
+
+// debugOverride turns color blue and adds a flag of its own, in YAML, as
+// a person writes an override during an incident.
+const debugOverride = `flags:
+  color:
+    state: ENABLED
+    variants: {red: red, blue: blue}
+    defaultVariant: blue
+  local:
+    state: ENABLED
+    variants: {on: true}
+    defaultVariant: on
+`
+
+// debugFlagsJSON is /flags with overrides, as a client reads it.
+type debugFlagsJSON struct {
+	Layers []debugLayer `json:"layers"`
+	Flags  map[string]struct {
+		Layer      string         `json:"layer"`
+		Definition map[string]any `json:"definition"`
+	} `json:"flags"`
+}
+
+// With an override file over a flag file, /flags lists the flags in
+// force: an overridden flag with the override's definition and a flag
+// only the override defines, each marked with the override's path; each
+// layer's document is served as it is; the page marks the same flags and
+// lists the override. Once the override is gone, /flags is the source's
+// document again.
+func TestDebugFlagsWithOverrides(t *testing.T) {
+	dir := t.TempDir()
+	main, over := filepath.Join(dir, "flags.json"), filepath.Join(dir, "override.yaml")
+	writeFile(t, main, debugFlags)
+	writeFile(t, over, debugOverride)
+	p, err := NewProvider(WithFile(main), WithoutEnv(), WithOverrideFile(over))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Shutdown)
+	h := DebugHandler(p)
+	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the override in force", func() bool { return len(p.SourceStatus().Overridden) == 2 })
+
+	var view debugFlagsJSON
+	decodeDebug(t, h, "/flags", &view)
+	if want := []debugLayer{{main, "flags?layer=0"}, {over, "flags?layer=1"}}; !reflect.DeepEqual(view.Layers, want) {
+		t.Errorf("layers %+v, want %+v", view.Layers, want)
+	}
+	for key, want := range map[string]struct{ layer, defaultVariant string }{
+		"color": {over, "blue"}, "local": {over, "on"}, "hot": {"", "off"}, "broken": {"", "nope"},
+	} {
+		f, ok := view.Flags[key]
+		if !ok || f.Layer != want.layer || f.Definition["defaultVariant"] != want.defaultVariant {
+			t.Errorf("%s: %+v, want layer %q and defaultVariant %q", key, f, want.layer, want.defaultVariant)
+		}
+	}
+	if len(view.Flags) != 6 {
+		t.Errorf("%d flags, want the 5 of the file and the override's own", len(view.Flags))
+	}
+
+	for _, tt := range []struct {
+		target, body, contentType string
+		status                    int
+	}{
+		{"/flags?layer=0", debugFlags, "application/json", 200},
+		{"/flags?layer=1", debugOverride, "application/yaml; charset=utf-8", 200},
+		{"/flags?layer=2", `"no layer \"2\": the layers in force are 0 to 1"`, "application/json", 404},
+		{"/flags?layer=x", `no layer`, "application/json", 404},
+	} {
+		w := debugGet(t, h, tt.target)
+		if w.Code != tt.status || w.Header().Get("Content-Type") != tt.contentType ||
+			tt.status == 200 && w.Body.String() != tt.body || !strings.Contains(w.Body.String(), tt.body) {
+			t.Errorf("%s: %d %q %.200q", tt.target, w.Code, w.Header().Get("Content-Type"), w.Body)
+		}
+	}
+	if sum := sha256.Sum256(debugGet(t, h, "/flags?layer=0").Body.Bytes()); fmt.Sprintf("%x", sum) != p.SourceStatus().Digest {
+		t.Error("the source's document does not hash to the status's digest")
+	}
+
+	page := debugGet(t, h, "/").Body.String()
+	mark := `<div class="layer small">from override ` + htmlEscaped(over) + `</div>`
+	for _, want := range []string{
+		`<tr class="overridden">` + "\n" + `<td class="key"><code>color</code>` + mark,
+		`<tr class="overridden">` + "\n" + `<td class="key"><code>local</code>` + mark,
+		"<tr>\n" + `<td class="key"><code>hot</code></td>`,
+		`<span class="warn">2 from overrides</span>`,
+		`<dt class="wide">override</dt><dd class="wide override"><code>` + htmlEscaped(over) + `</code> <span class="state state-serving">serving</span> 2 flags`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+
+	if err := os.Remove(over); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the override withdrawn", func() bool { return len(p.SourceStatus().Overridden) == 0 })
+	if w := debugGet(t, h, "/flags"); w.Body.String() != debugFlags {
+		t.Errorf("/flags without the override: %.80q", w.Body)
+	}
+	if page := debugGet(t, h, "/").Body.String(); strings.Contains(page, "from override") || !strings.Contains(page, `<span class="state state-absent">absent</span> 0 flags`) {
+		t.Errorf("the page without the override still marks a flag, or does not say it is absent")
+	}
+}
+
+// definitionsOf finds each flag's definition where the evaluator does:
+// in an object or an array of flags, JSON or YAML.
+func TestDebugDefinitionsOf(t *testing.T) {
+	for _, tt := range []struct {
+		name, doc string
+		want      map[string]string
+	}{
+		{"object", `{"flags": {"a": {"state": "ENABLED"}, "b": null, "a": {"state": "DISABLED"}}}`,
+			map[string]string{"a": `{"state": "DISABLED"}`, "b": `null`}},
+		{"array", "\xef\xbb\xbf" + `{"flags": [{"key": "a", "n": 1}, {"n": 2}, {"key": "a", "n": 3}, {"Key": "b"}, 7]}`,
+			map[string]string{"a": `{"key": "a", "n": 1}`, "flags[1]": `{"n": 2}`, "flags[3]": `{"Key": "b"}`, "flags[4]": `7`}},
+		{"YAML", "flags:\n  a: {state: ENABLED, variants: {1: x}}\n  2: {n: 2.5}\n",
+			map[string]string{"a": `{"state":"ENABLED","variants":{"1":"x"}}`, "2": `{"n":2.5}`}},
+		{"YAML array", "flags:\n- key: a\n- {n: 1}\n", map[string]string{"a": `{"key":"a"}`, "flags[1]": `{"n":1}`}},
+	} {
+		defs, err := definitionsOf([]byte(tt.doc))
+		got := map[string]string{}
+		for k, v := range defs {
+			got[k] = string(v)
+		}
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: %v %v, want %v", tt.name, got, err, tt.want)
+		}
+	}
+	for _, doc := range []string{`{"flags": 1}`, `{}`, "- 1\n", "flags: [\n"} {
+		if _, err := definitionsOf([]byte(doc)); err == nil {
+			t.Errorf("%q: no error", doc)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +25,7 @@ import (
 	"github.com/flagsnap/flagsnap"
 	"github.com/flagsnap/flagsnap/evaluator"
 	"github.com/flagsnap/flagsnap/internal/leaktest"
+	"github.com/flagsnap/flagsnap/source"
 )
 
 func TestMain(m *testing.M) {
@@ -158,10 +160,16 @@ func startBrowser(t *testing.T, exe string) context.Context {
 // The page loads under its own Content-Security-Policy with its style
 // applied, shows the flags as text, and its evaluation form, filled in and
 // submitted as a person would, shows the evaluation the provider would
-// make, with the explanation flagsnap eval --explain prints.
+// make, with the explanation flagsnap eval --explain prints. A flag an
+// override defines is marked, visibly, with the override's path.
 func TestDebugPageInABrowser(t *testing.T) {
 	exe := browser(t)
-	provider, err := flagsnap.NewProvider(flagsnap.WithFlags([]byte(flags)))
+	// An override raises search-limit, which the page must mark.
+	override := filepath.Join(t.TempDir(), "override.json")
+	if err := os.WriteFile(override, []byte(searchLimitHigh), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	provider, err := flagsnap.NewProvider(flagsnap.WithFlags([]byte(flags)), flagsnap.WithoutEnv(), flagsnap.WithOverrideFile(override))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +178,11 @@ func TestDebugPageInABrowser(t *testing.T) {
 	mux.Handle("/debug/flags/", http.StripPrefix("/debug/flags", flagsnap.DebugHandler(provider)))
 	if err := provider.Init(openfeature.EvaluationContext{}); err != nil {
 		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(provider.SourceStatus().Overridden) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the override is not in force within 5s")
+		}
 	}
 	for i := range 10 {
 		provider.StringEvaluation(context.Background(), "checkout-banner", "", openfeature.FlattenedContext{"targetingKey": fmt.Sprint("user-", i)})
@@ -192,6 +205,7 @@ func TestDebugPageInABrowser(t *testing.T) {
 		t.Fatalf("the page: %d", resp.Status)
 	}
 	t.Run("rendering", func(t *testing.T) { checkRendering(t, ctx) })
+	t.Run("override", func(t *testing.T) { checkOverrideMark(t, ctx, override) })
 
 	// An evaluation, through the form.
 	const userCtx = `{"targetingKey": "user-42", "email": "ada@example.com"}`
@@ -211,10 +225,17 @@ func TestDebugPageInABrowser(t *testing.T) {
 	if u.Path != "/debug/flags/" || u.Query().Get("flag") != "new-checkout" || u.Query().Get("context") != userCtx {
 		t.Errorf("the form went to %s", loc)
 	}
+	// The flags in force are the memory source's with the override over
+	// them, and the explanation names the layer of the flag.
 	set, err := evaluator.Load([]byte(flags))
 	if err != nil {
 		t.Fatal(err)
 	}
+	over, err := evaluator.Load([]byte(searchLimitHigh))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set = evaluator.Layered(evaluator.Layer{Name: source.MemoryOrigin, Set: set}, evaluator.Layer{Name: override, Set: over})
 	x, _ := set.Explain("new-checkout", map[string]any{"targetingKey": "user-42", "email": "ada@example.com"})
 	want := map[string]string{"#result-value": "true", "#result-variant": "on", "#result-reason": "TARGETING_MATCH", "#result-error": "none", "#explanation": x.String()}
 	checkTexts(t, ctx, want)
@@ -254,6 +275,41 @@ func TestDebugPageInABrowser(t *testing.T) {
 		t.Errorf("the hostile metadata is not shown as text: %v", err)
 	}
 	checkNoMarkup(t, ctx)
+}
+
+// searchLimitHigh is an override that serves search-limit's high variant.
+const searchLimitHigh = `{"flags": {
+  "search-limit": {"state": "ENABLED", "variants": {"low": 10, "high": 100}, "defaultVariant": "high"}
+}}`
+
+// checkOverrideMark checks that the row of the overridden flag, and only
+// it, shows the override it comes from, in a box of its own that is laid
+// out and colored as a warning, and that the status lists the override.
+func checkOverrideMark(t *testing.T, ctx context.Context, override string) {
+	t.Helper()
+	type mark struct {
+		Key, Text, Color string
+		Width, Height    float64
+	}
+	marks, err := chromedp.Run(ctx, chromedp.Evaluate[[]mark](`[...document.querySelectorAll('td.key .layer')].map(m => {
+		const r = m.getBoundingClientRect();
+		return {Key: m.parentElement.querySelector('code').textContent, Text: m.textContent,
+			Color: getComputedStyle(m).color, Width: r.width, Height: r.height};
+	})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(marks) != 1 || marks[0].Key != "search-limit" || marks[0].Text != "from override "+override {
+		t.Fatalf("marks %+v, want search-limit's, from %s", marks, override)
+	}
+	// The warning color of the style sheet, --warn.
+	if m := marks[0]; m.Width < 1 || m.Height < 1 || m.Color != "rgb(154, 103, 0)" {
+		t.Errorf("the mark is not shown as a warning: %+v", m)
+	}
+	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("dd.override")))
+	if err != nil || !strings.Contains(status, override) || !strings.Contains(status, "serving") {
+		t.Errorf("the status's override: %q, %v", status, err)
+	}
 }
 
 // bannerRow finds the table row of checkout-banner, in JavaScript.

@@ -3,7 +3,8 @@
 // uses never enters the library's dependencies.
 //
 // TestDebugPageInABrowser loads flagsnap.DebugHandler's page, fills and
-// submits its forms, and reads what they show from the DOM.
+// submits its forms, and reads what they show from the DOM, including the
+// mark of a flag an override file defines.
 //
 // TestOFREPInABrowser loads a page made with OpenFeature's web SDK and
 // OFREP web provider (directory ofrepweb, bundled by esbuild) that reads
