@@ -12,17 +12,14 @@ import (
 // that served no variant, the bulk evaluations, and the failures, one
 // outcome per ErrorCode.
 //
-// Almost every flag is evaluated from one goroutine at a time, or rarely
-// enough that two evaluations never meet; a few hot ones are evaluated on
-// every core at once. So a cell starts as one word holding four 16-bit
-// counts, the first four outcomes, that an evaluation adds to with one
-// compare-and-swap; a count about to fill its 16 bits is moved to a wide
-// counter of its own. A compare-and-swap that fails is two evaluations
-// colliding: after hotAfter of them the cell counts in shards, one cache
-// line apart, doubled as long as they still collide, up to a bound that
-// the processors can use. Memory then follows contention: 32 bytes for a
-// flag evaluated once, lines of shards only for the flags that need them
-// (figures in bench/README.md, "What counting costs").
+// Almost every flag is evaluated from one goroutine at a time; a few hot
+// ones on every core at once. So a cell starts as one word of four 16-bit
+// counts (the first four outcomes) that an evaluation adds to with one
+// compare-and-swap; a count about to fill its 16 bits moves to a wide
+// counter. A failed compare-and-swap is two evaluations colliding: after
+// hotAfter of them the cell counts in shards a cache line apart, doubled
+// while they still collide, up to what the processors can use. Memory
+// follows contention (figures in bench/README.md, "What counting costs").
 type cell struct {
 	packed atomic.Uint64
 	wide   atomic.Pointer[wideCounts]
@@ -36,14 +33,11 @@ const (
 	packedFields = 4
 	fieldBits    = 16
 	fieldMask    = 1<<fieldBits - 1
-	// spillAt is the count at which a packed count moves to its wide
-	// counter: the 16 bits then have room for the 2^15 evaluations that
-	// may land between the add that reaches it and the move.
-	spillAt = 1 << 15
-	// hotAfter is how many collisions make a cell count in shards.
-	hotAfter = 16
-	// lineWords is a cache line in counters.
-	lineWords = 8
+	// spillAt leaves the 16 bits room for the 2^15 evaluations that may
+	// land between the add that reaches it and the move.
+	spillAt   = 1 << 15
+	hotAfter  = 16 // collisions that make a cell count in shards
+	lineWords = 8  // a cache line, in counters
 )
 
 // outcomes is how many outcomes a flag of n variants has.
@@ -54,9 +48,10 @@ func noneOutcome(n int) int               { return n }
 func bulkOutcome(n int) int               { return n + 1 }
 func errorOutcome(n int, c ErrorCode) int { return n + 2 + int(c) }
 
-// wideCounts are a cell's counts past its packed word.
+// wideCounts are a cell's counts past its packed word, one per outcome,
+// and its shards once it is hot.
 type wideCounts struct {
-	words      []atomic.Uint64 // one per outcome
+	words      []atomic.Uint64
 	collisions atomic.Uint64
 	shards     atomic.Pointer[shardSet]
 }
@@ -71,9 +66,8 @@ type shardSet struct {
 	prev       *shardSet
 }
 
-// maxShards is the most shards a cell grows to: twice the processors, so
-// that evaluations on every processor at once, each picking a shard at
-// random, seldom pick the same.
+// maxShards is twice the processors, so that evaluations on every one at
+// once seldom share a shard.
 func maxShards() int { return 1 << bits.Len(uint(2*runtime.GOMAXPROCS(0)-1)) }
 
 // add counts one evaluation of outcome o of the flag at index i of t,
@@ -90,8 +84,8 @@ func (c *cell) add(o int, t *Table, i int) {
 		if w == nil {
 			w = c.widen(t, i)
 		}
-		if collided(&w.words[o], 1) {
-			c.collided(w)
+		if !addOnce(&w.words[o]) {
+			w.collided()
 		}
 		return
 	}
@@ -99,26 +93,27 @@ func (c *cell) add(o int, t *Table, i int) {
 	old := c.packed.Load()
 	if !c.packed.CompareAndSwap(old, old+1<<shift) {
 		old = c.packed.Add(1<<shift) - 1<<shift
-		c.collided(c.widen(t, i))
+		c.widen(t, i).collided()
 	}
 	if old>>shift&fieldMask >= spillAt-1 {
 		c.spill(c.widen(t, i))
 	}
 }
 
-// collided adds inc to w as one compare-and-swap would, and reports
-// whether it had to retry, another evaluation having added meanwhile.
-func collided(w *atomic.Uint64, inc uint64) bool {
-	old := w.Load()
-	if w.CompareAndSwap(old, old+inc) {
-		return false
+// addOnce adds one to n with one compare-and-swap, or else with an add,
+// and reports whether the compare-and-swap did it: false means another
+// evaluation added meanwhile.
+func addOnce(n *atomic.Uint64) bool {
+	old := n.Load()
+	if n.CompareAndSwap(old, old+1) {
+		return true
 	}
-	w.Add(inc)
-	return true
+	n.Add(1)
+	return false
 }
 
-// widen returns the cell's wide counts, making them the first time, for
-// the outcomes of the flag at index i of t.
+// widen returns the cell's wide counts, made the first time for the
+// outcomes of the flag at index i of t.
 func (c *cell) widen(t *Table, i int) *wideCounts {
 	if w := c.wide.Load(); w != nil {
 		return w
@@ -129,7 +124,7 @@ func (c *cell) widen(t *Table, i int) *wideCounts {
 }
 
 // collided notes a collision, and makes the cell hot after hotAfter.
-func (c *cell) collided(w *wideCounts) {
+func (w *wideCounts) collided() {
 	if w.collisions.Add(1) == hotAfter {
 		w.shards.CompareAndSwap(nil, newShardSet(min(2, maxShards()), len(w.words), nil))
 	}
@@ -152,17 +147,25 @@ func newShardSet(n, k int, prev *shardSet) *shardSet {
 }
 
 // add counts outcome o in the shard of the processor the evaluation runs
-// on, as a token taken from a sync.Pool (which keeps one per processor)
-// tells: evaluations on several processors then write lines of their own.
-// A token whose shard another processor writes too moves to the next, and
-// shards that still collide are doubled.
+// on, as a token from a sync.Pool (which keeps one per processor) tells,
+// so that processors write lines of their own. A token whose shard
+// another processor writes too moves to the next; shards that still
+// collide are doubled.
 func (s *shardSet) add(o int, w *wideCounts) {
 	tok := processorTokens.Get().(*token)
-	if collided(&s.words[(tok.shard&(s.n-1))*s.stride+o], 1) {
+	if !addOnce(&s.words[(tok.shard&(s.n-1))*s.stride+o]) {
 		tok.shard++
 		s.collided(w)
 	}
 	processorTokens.Put(tok)
+}
+
+// collided notes a collision in s, and doubles the shards of w after
+// hotAfter, up to maxShards.
+func (s *shardSet) collided(w *wideCounts) {
+	if s.collisions.Add(1) == hotAfter && s.n < maxShards() {
+		w.shards.CompareAndSwap(s, newShardSet(2*s.n, s.stride, s)) // a stride holds every outcome
+	}
 }
 
 // token numbers the processor that holds it.
@@ -173,14 +176,6 @@ var (
 	processorTokens = sync.Pool{New: func() any { return &token{shard: int(tokens.Add(1) - 1)} }}
 )
 
-// collided notes a collision in s, and doubles the shards of w after
-// hotAfter, up to maxShards.
-func (s *shardSet) collided(w *wideCounts) {
-	if s.collisions.Add(1) == hotAfter && s.n < maxShards() {
-		w.shards.CompareAndSwap(s, newShardSet(2*s.n, s.stride, s)) // a stride holds every outcome
-	}
-}
-
 // counts adds up the cell's counts by outcome into out, which has a word
 // per outcome, and returns their total.
 func (c *cell) counts(out []uint64) uint64 {
@@ -188,18 +183,7 @@ func (c *cell) counts(out []uint64) uint64 {
 	for f := range min(packedFields, len(out)) {
 		out[f] += old >> (fieldBits * f) & fieldMask
 	}
-	if w := c.wide.Load(); w != nil {
-		for o := range w.words {
-			out[o] += w.words[o].Load()
-		}
-		for s := w.shards.Load(); s != nil; s = s.prev {
-			for i := range s.n {
-				for o := range out {
-					out[o] += s.words[i*s.stride+o].Load()
-				}
-			}
-		}
-	}
+	c.eachWide(func(n *atomic.Uint64, o int) { out[o] += n.Load() })
 	var total uint64
 	for _, n := range out {
 		total += n
@@ -207,20 +191,30 @@ func (c *cell) counts(out []uint64) uint64 {
 	return total
 }
 
+// eachWide calls f with each of the cell's wide and sharded counters and
+// its outcome.
+func (c *cell) eachWide(f func(n *atomic.Uint64, o int)) {
+	w := c.wide.Load()
+	if w == nil {
+		return
+	}
+	for o := range w.words {
+		f(&w.words[o], o)
+	}
+	for s := w.shards.Load(); s != nil; s = s.prev {
+		for j := range s.words {
+			if o := j % s.stride; o < len(w.words) {
+				f(&s.words[j], o)
+			}
+		}
+	}
+}
+
 // zero sets every count to zero. An evaluation that adds meanwhile is
 // counted before or after, as its word was zeroed after or before it.
 func (c *cell) zero() {
 	c.packed.Swap(0)
-	if w := c.wide.Load(); w != nil {
-		for o := range w.words {
-			w.words[o].Swap(0)
-		}
-		for s := w.shards.Load(); s != nil; s = s.prev {
-			for i := range s.words {
-				s.words[i].Swap(0)
-			}
-		}
-	}
+	c.eachWide(func(n *atomic.Uint64, _ int) { n.Swap(0) })
 	c.seen, c.last = 0, 0
 }
 

@@ -155,44 +155,35 @@ func (c *Counter) Attach(t *Table) (removed map[string]FlagUsage, unused int) {
 	if old == nil {
 		return nil, 0
 	}
-	left := leaving(old.flags, t.flags)
 	sec := time.Now().Unix()
-	for j := range old.cells {
-		k := old.cells[j].Load()
-		if k == nil {
-			continue
-		}
+	for j := range old.flags.Slots() {
 		key := old.flags.FlagKey(j)
-		i := t.flags.Index(key)
-		if i < 0 {
-			if u := c.keyUsage(old, j, sec); u.Evaluations > 0 || u.Bulk > 0 {
-				if removed == nil {
-					removed = map[string]FlagUsage{}
-				}
-				removed[key] = u
-			}
-			delete(c.retired, key)
+		if key == "" {
 			continue
 		}
-		t.cells[i].Store(c.follow(key, k, variantNames(old.flags, j), t.flags, i))
+		i := t.flags.Index(key)
+		if i >= 0 {
+			if k := old.cells[j].Load(); k != nil {
+				t.cells[i].Store(c.follow(key, k, variantNames(old.flags, j), t.flags, i))
+			}
+			continue
+		}
+		if u := c.keyUsage(old, j, sec); u.Evaluations > 0 || u.Bulk > 0 {
+			if removed == nil {
+				removed = map[string]FlagUsage{}
+			}
+			removed[key] = u
+		} else {
+			unused++
+		}
+		delete(c.retired, key)
 	}
 	for key := range c.retired {
 		if t.flags.Index(key) < 0 {
 			delete(c.retired, key)
 		}
 	}
-	return removed, max(left-len(removed), 0)
-}
-
-// leaving counts the flags of old that next does not have.
-func leaving(old, next Flags) int {
-	n := 0
-	for i := range old.Slots() {
-		if key := old.FlagKey(i); key != "" && next.Index(key) < 0 {
-			n++
-		}
-	}
-	return n
+	return removed, unused
 }
 
 // follow returns the cell that counts key, whose counts of variants names

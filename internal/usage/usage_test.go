@@ -348,7 +348,7 @@ func TestCollisionsMakeACellHot(t *testing.T) {
 	k := tb.cells[0].Load()
 	w := k.widen(tb, 0)
 	for range hotAfter {
-		k.collided(w)
+		w.collided()
 	}
 	s := w.shards.Load()
 	if s == nil || s.n != min(2, maxShards()) {
