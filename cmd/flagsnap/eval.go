@@ -10,6 +10,7 @@ import (
 
 const evalUsage = `Usage: flagsnap eval FILE FLAG [--context JSON | --context-file F] [--type T]
                      [--fractional v1|v2|v3] [--explain] [--format text|json]
+                     [--override PATH]...
 
 Resolves one flag of a flag file for an evaluation context, as the flagsnap
 provider does, and prints the value, the variant, the reason, the error if
@@ -20,6 +21,14 @@ bucketing value, the bytes hashed, the hash, the bucket and the weights.
 The context is the flattened OpenFeature context, as JSON: the targeting
 key is "targetingKey". Without --type the flag is resolved as the type of
 its variants.
+
+With --override PATH (repeatable), the flags of PATH are layered over
+FILE's, as flagsnap.WithOverrideFile layers them: a flag key PATH defines
+replaces that whole flag of FILE, and a later --override wins over an
+earlier one. A flag's $refs resolve in the file that defines it, and its
+metadata merges with that file's. An override is read strictly: one with
+a broken flag is refused whole, and so is one that does not exist (eval
+reads it once). --explain then names the file that defined the flag.
 
 Exit status: 0 resolved, 1 the resolution failed (its error is printed),
 2 bad input.
@@ -40,6 +49,8 @@ func (c *cmd) eval(args []string) int {
 	frac := fs.String("fractional", "", "fractional bucketing version: v1, v2 or v3 (default v2)")
 	explain := fs.Bool("explain", false, "print the path the rule took")
 	format := fs.String("format", "text", "output format: text or json")
+	var overrides overridePaths
+	fs.Var(&overrides, "override", overrideUsage)
 	pos, status, ok := c.parseExactly(fs, args, 2, "FILE and FLAG")
 	if !ok {
 		return status
@@ -61,12 +72,16 @@ func (c *cmd) eval(args []string) int {
 	if err != nil {
 		return c.fail(exitBadInput, "%v", err)
 	}
-	_, set, err := loadFlags(path, evaluator.WithFractionalVersion(version))
+	opt := evaluator.WithFractionalVersion(version)
+	_, set, err := loadFlags(path, opt)
+	if err == nil {
+		set, err = layerOverrides(path, set, overrides, opt)
+	}
 	if err != nil {
 		return c.fail(exitBadInput, "%v", err)
 	}
 	if !hasFlag(set, key) {
-		return c.fail(exitBadInput, "%v", undefinedFlag(set, key, path))
+		return c.fail(exitBadInput, "%v", undefinedFlag(set, key, withOverrides(path, overrides)))
 	}
 	var r result
 	if *typ == "" {

@@ -28,6 +28,7 @@ const serveUsage = `Usage: flagsnap serve FILE [--addr 127.0.0.1:8015] [--socket
                       [--selector-dir DIR] [--context-value KEY=VALUE]... [--http ADDR]
                       [--allow-origin ORIGIN]... [--context-from-header HEADER=ATTRIBUTE]...
                       [--poll-interval 5s] [--header 'NAME: VALUE']... [--authorization-file F]
+                      [--override PATH]...
 
 Serves a flag file over flagd.sync.v1 (the protocol of flagd's sync port),
 so that a provider in in-process mode can be tried without flagd: every
@@ -47,6 +48,18 @@ flagd reads them:
 GetMetadata answer, as flagd's option of that name does. Each follower's
 stream is logged when it opens and when its first flag set is sent, with
 the follower's address, provider id and selector.
+
+With --override PATH (repeatable, a later one winning), every file is
+served with PATH's flags over its own, as flagsnap.WithOverrideFile
+layers them: a flag key PATH defines replaces that whole flag, on the
+sync port, at /flags.json and over OFREP alike (with several files, in
+each file that defines the key; a key no file defines, in every file).
+An override's $refs resolve in its own $evaluators (they are substituted
+into its flags) and its flags carry its metadata, over the served
+file's. Each override is watched: a change is pushed as a change of the
+files is; a broken one is logged and its last good flags stay (broken
+when serve starts, it stops serve); a missing one is logged once and
+means no overrides from it until it appears.
 
 With --http ADDR, the flags are also served over plain HTTP (without TLS,
 even with --tls-cert), for a fleet or a CDN to poll:
@@ -88,6 +101,7 @@ Example:
         flagsnap.WithHost("127.0.0.1"), flagsnap.WithPort(8015))
   flagsnap serve flags.json --http 127.0.0.1:8016
   then: curl 'http://127.0.0.1:8016/flags.json?selector=flagSetId=shop'
+  flagsnap serve flags.json --override kill-switch.json
   flagsnap serve flags.json --http 127.0.0.1:8016 --context-from-header X-User-Email=email \
       --allow-origin https://app.example.com
   then: curl -H 'Content-Type: application/json' -H 'X-User-Email: ana@example.com' \
@@ -121,7 +135,8 @@ func (c contextValues) Set(s string) error {
 // given.
 type servedFile struct {
 	path string
-	doc  []byte // as read when serve started
+	doc  []byte             // as read when serve started
+	set  *evaluator.FlagSet // its flags
 }
 
 // sourceNames are the other ways a source selector may name a served file:
@@ -151,6 +166,7 @@ type serveFlags struct {
 	httpAddr          string
 	ofrep             ofrepOptions
 	remote            remoteOptions
+	overrides         overridePaths
 }
 
 func (f *serveFlags) define(fs *flag.FlagSet) {
@@ -159,6 +175,7 @@ func (f *serveFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.certFile, "tls-cert", "", "serve TLS with this certificate (PEM) ...")
 	fs.StringVar(&f.keyFile, "tls-key", "", "... and this key (PEM)")
 	fs.StringVar(&f.selectorDir, "selector-dir", "", "also serve every flag file in this directory, each a source")
+	fs.Var(&f.overrides, "override", overrideUsage)
 	f.syncCtx = contextValues{}
 	fs.Var(f.syncCtx, "context-value", "KEY=VALUE added to the sync context and GetMetadata (repeatable)")
 	fs.StringVar(&f.httpAddr, "http", "", "also serve the flags over HTTP on this address, at /flags.json?selector=S and OFREP at /ofrep/v1/")
@@ -181,25 +198,30 @@ func (c *cmd) serve(ctx context.Context, args []string) int {
 	files, err := f.readFiles(ctx, pos[0], optionGiven(fs, "addr"))
 	out := &lockedWriter{w: c.stdout}
 	log := serveLogger(out)
+	var lay *layering
+	if err == nil {
+		lay, err = newLayering(files, f.overrides, out, log)
+	}
 	var srv *syncserver.Server
 	if err == nil {
-		srv, err = f.startServer(files, log)
+		srv, err = f.startServer(lay.served(), log)
 	}
 	if err != nil {
 		return c.fail(exitBadInput, "%v", err)
 	}
 	defer srv.Close()
+	lay.srv = srv
 	web, follower, err := f.startHTTP(srv, log)
 	if err != nil {
 		return c.fail(exitBadInput, "%v", err)
 	}
-	fmt.Fprintf(out, "serving %s on %s%s\n", files[0].path, srv.Addr(), describeSources(files, f.certFile != ""))
+	fmt.Fprintf(out, "serving %s on %s%s\n", files[0].path, srv.Addr(), describeSources(files, f.overrides, f.certFile != ""))
 	if web != nil {
 		defer web.shutdown()
 		fmt.Fprintf(out, "serving %s over HTTP on http://%s%s\n", files[0].path, web.addr, flagsPath)
 		fmt.Fprintf(out, "serving %s over OFREP on http://%s%sv1/\n", files[0].path, web.addr, ofrepPath)
 	}
-	return c.watchFiles(ctx, srv, files, f.remote, follower, out)
+	return c.watchFiles(ctx, lay, files, f.remote, follower, out)
 }
 
 // startHTTP serves srv's flags over HTTP too when --http asks for it, at
@@ -242,6 +264,11 @@ func (f *serveFlags) readFiles(ctx context.Context, file string, addrSet bool) (
 	if (f.certFile == "") != (f.keyFile == "") {
 		return nil, errors.New("--tls-cert and --tls-key go together")
 	}
+	for _, o := range f.overrides {
+		if remoteScheme(o) != "" {
+			return nil, fmt.Errorf("--override %s: an override is a file, not a URL", o)
+		}
+	}
 	files := []servedFile{{path: file}}
 	if f.selectorDir != "" {
 		more, err := selectorFiles(f.selectorDir)
@@ -258,9 +285,9 @@ func (f *serveFlags) readFiles(ctx context.Context, file string, addrSet bool) (
 	for i := range files {
 		var err error
 		if remoteScheme(files[i].path) != "" {
-			files[i].doc, err = f.remote.loadRemote(ctx, files[i].path)
+			files[i].doc, files[i].set, err = f.remote.loadRemote(ctx, files[i].path)
 		} else {
-			files[i].doc, _, err = loadFlags(files[i].path)
+			files[i].doc, files[i].set, err = loadFlags(files[i].path)
 		}
 		if err != nil {
 			return nil, err
@@ -311,27 +338,36 @@ func (f *serveFlags) startServer(files []servedFile, log *slog.Logger) (*syncser
 	return srv, nil
 }
 
-// watchFiles pushes every change of the files to the streams until ctx
-// ends, or watching a file fails.
-func (c *cmd) watchFiles(ctx context.Context, srv *syncserver.Server, files []servedFile, remote remoteOptions, follower *flagFollower, out io.Writer) int {
+// watchFiles pushes every change of the files and of the overrides to
+// the streams until ctx ends, or watching a file fails.
+func (c *cmd) watchFiles(ctx context.Context, lay *layering, files []servedFile, remote remoteOptions, follower *flagFollower, out io.Writer) int {
 	watchCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	failed := make(chan error, len(files))
-	for _, f := range files {
+	failed := make(chan error, len(files)+len(lay.overrides))
+	watch := func(path string, src source.Source, sink source.Sink) {
+		wg.Go(func() {
+			if err := src.Run(watchCtx, sink); err != nil {
+				failed <- fmt.Errorf("watching %s: %w", path, err)
+			}
+		})
+	}
+	for i, f := range files {
 		src, err := remote.openSource(watchCtx, f.path)
 		if err != nil {
 			stop()
 			wg.Wait()
 			return c.fail(exitBadInput, "%v", err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sink := &pusher{srv: srv, follower: follower, file: f, out: out, last: f.doc}
-			if err := src.Run(watchCtx, sink); err != nil {
-				failed <- fmt.Errorf("watching %s: %w", f.path, err)
-			}
-		}()
+		watch(f.path, src, &pusher{lay: lay, i: i, follower: follower, path: f.path, out: out, last: f.doc})
+	}
+	for j, o := range lay.overrides {
+		src, err := source.NewFile(source.FileConfig{Path: o.path})
+		if err != nil {
+			stop()
+			wg.Wait()
+			return c.fail(exitBadInput, "%v", err)
+		}
+		watch(o.path, src, lay.newOverrideWatcher(j, follower))
 	}
 	var runErr error
 	select {
@@ -353,7 +389,7 @@ func optionGiven(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-func describeSources(files []servedFile, tls bool) string {
+func describeSources(files []servedFile, overrides []string, tls bool) string {
 	var b strings.Builder
 	if tls {
 		b.WriteString(" (TLS)")
@@ -364,6 +400,9 @@ func describeSources(files []servedFile, tls bool) string {
 			names[i] = filepath.Base(f.path)
 		}
 		fmt.Fprintf(&b, ", sources: %s", strings.Join(names, ", "))
+	}
+	if len(overrides) > 0 {
+		fmt.Fprintf(&b, ", overrides: %s", strings.Join(overrides, ", "))
 	}
 	return b.String()
 }
@@ -393,13 +432,14 @@ func selectorFiles(dir string) ([]servedFile, error) {
 	return out, nil
 }
 
-// pusher sends each new version of a file to the streams whose flags it
-// changes, and to OFREP's provider. The file source calls it from one
-// goroutine, so it needs no lock of its own.
+// pusher sends each new version of a file, with the overrides over it,
+// to the streams whose flags it changes, and to OFREP's provider. The file
+// source calls it from one goroutine, so it needs no lock of its own.
 type pusher struct {
-	srv      *syncserver.Server
+	lay      *layering
+	i        int           // the file's index in lay
 	follower *flagFollower // nil without --http
-	file     servedFile
+	path     string
 	out      io.Writer
 	last     []byte
 }
@@ -411,26 +451,24 @@ func (p *pusher) Update(u source.Update) error {
 		return nil
 	}
 	set, err := evaluator.Load(u.Flags)
-	if err != nil {
-		fmt.Fprintf(p.out, "%s: not sent: %v\n", p.file.path, err)
-		return err
+	if err == nil {
+		err = p.lay.setFile(p.i, u.Flags, set)
 	}
-	if err := p.srv.SetSource(p.file.path, u.Flags); err != nil {
-		fmt.Fprintf(p.out, "%s: not sent: %v\n", p.file.path, err)
+	if err != nil {
+		fmt.Fprintf(p.out, "%s: not sent: %v\n", p.path, err)
 		return err
 	}
 	p.last = u.Flags
 	p.follower.refresh()
-	fmt.Fprintf(p.out, "%s: sent %s (%s open)\n", p.file.path, plural(set.Len(), "flag"), plural(p.srv.Streams(), "stream"))
 	return nil
 }
 
 func (p *pusher) Lost(err error) {
-	fmt.Fprintf(p.out, "%s: %v; the streams keep the last flags\n", p.file.path, err)
+	fmt.Fprintf(p.out, "%s: %v; the streams keep the last flags\n", p.path, err)
 }
 
 func (p *pusher) Fatal(err error) {
-	fmt.Fprintf(p.out, "%s: %v\n", p.file.path, err)
+	fmt.Fprintf(p.out, "%s: %v\n", p.path, err)
 }
 
 // lockedWriter serialises the lines of the watchers of several files.

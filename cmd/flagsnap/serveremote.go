@@ -86,21 +86,22 @@ func (o remoteOptions) openSource(ctx context.Context, file string) (source.Sour
 	})
 }
 
-// loadRemote fetches the document at file once and checks that it is a
-// flag set, as loadFlags does for a file.
-func (o remoteOptions) loadRemote(ctx context.Context, file string) ([]byte, error) {
+// loadRemote fetches the document at file once and loads it, as
+// loadFlags does a file.
+func (o remoteOptions) loadRemote(ctx context.Context, file string) ([]byte, *evaluator.FlagSet, error) {
 	src, err := o.openSource(ctx, file)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	doc, err := fetchFirst(ctx, src)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if _, err := evaluator.Load(doc); err != nil {
-		return nil, fmt.Errorf("%s: %v", file, err)
+	set, err := evaluator.Load(doc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %v", file, err)
 	}
-	return doc, nil
+	return doc, set, nil
 }
 
 // fetchFirst runs src until it delivers its first document, or reports

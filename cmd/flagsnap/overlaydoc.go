@@ -1,0 +1,320 @@
+package main
+
+// serve sends flag documents, not flag sets: an override is layered over
+// a served file by writing one document that evaluates as
+// evaluator.Layered of the two does.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// overrideDoc is one override's last good document, made ready to be
+// layered: its flags, each standing on its own. absent is true while it
+// has none (its file does not exist, or not yet).
+type overrideDoc struct {
+	path   string
+	absent bool
+	doc    []byte // as read
+	flags  []overlayFlag
+}
+
+// overlayFlag is one flag of an override, made to stand on its own in
+// another document: no $ref, and its document's metadata in its own.
+type overlayFlag struct {
+	key string
+	def map[string]any
+}
+
+// readyOverride checks an override's document as WithOverrideFile does
+// (strictly) and makes its flags ready to be layered.
+func readyOverride(path string, doc []byte) (overrideDoc, error) {
+	if _, err := loadOverride(path, doc); err != nil {
+		return overrideDoc{}, err
+	}
+	flags, err := standAlone(doc)
+	if err != nil {
+		return overrideDoc{}, fmt.Errorf("override %s refused: %w", path, err)
+	}
+	return overrideDoc{path: path, doc: doc, flags: flags}, nil
+}
+
+// overlay is base with flags in place of its flags of the same keys,
+// and with those it does not define. base is returned as it is when flags
+// is empty, so serve without overrides sends the file's bytes.
+//
+// The flags of base keep their $refs and base keeps its $evaluators and
+// its flag-set metadata. An override's flags have their $refs replaced by
+// their own document's $evaluators, since a $ref resolves in the document
+// that defines the flag, and carry their document's flag-set metadata
+// under their own. The served file's flag-set metadata still applies under
+// that, so that an override's flag stays in the file's flag set (its
+// flagSetId selects it); a document cannot unset a key of it.
+func overlay(base []byte, flags []overlayFlag) ([]byte, error) {
+	if len(flags) == 0 {
+		return base, nil
+	}
+	top, err := decodeTop(base)
+	if err != nil {
+		return nil, err
+	}
+	if top["flags"], err = replaceFlags(top["flags"], flags); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // rules compare strings such as "<b>": keep them readable
+	if err := enc.Encode(top); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// overlayFlags are the flags of the overrides, each key once, from the
+// last override that defines it, in key order.
+func overlayFlags(overrides []overrideDoc) []overlayFlag {
+	byKey := map[string]overlayFlag{}
+	for _, o := range overrides {
+		for _, f := range o.flags {
+			byKey[f.key] = f
+		}
+	}
+	keys := slices.Sorted(maps.Keys(byKey))
+	out := make([]overlayFlag, len(keys))
+	for i, k := range keys {
+		out[i] = byKey[k]
+	}
+	return out
+}
+
+// decodeTop decodes a flag document, JSON with its numbers exact or YAML,
+// into plain values.
+func decodeTop(doc []byte) (map[string]any, error) {
+	raw, err := schemaInstance(doc)
+	if err != nil {
+		return nil, err
+	}
+	top, ok := raw.(map[string]any)
+	if !ok {
+		return nil, errors.New("the document is not an object")
+	}
+	return top, nil
+}
+
+// standAlone lists the flags of an override's document, each with its
+// $refs resolved and its document's metadata merged in. The document has
+// been loaded strictly, so its flags are objects and its $refs resolve;
+// what is checked again here would otherwise change meaning in another
+// document.
+func standAlone(doc []byte) ([]overlayFlag, error) {
+	top, err := decodeTop(doc)
+	if err != nil {
+		return nil, err
+	}
+	evaluators, _ := top["$evaluators"].(map[string]any)
+	setMeta, _ := top["metadata"].(map[string]any)
+	defs, err := flagDefs(top["flags"])
+	if err != nil {
+		return nil, err
+	}
+	for i := range defs {
+		if defs[i].def, err = standAloneFlag(defs[i], evaluators, setMeta); err != nil {
+			return nil, err
+		}
+	}
+	return defs, nil
+}
+
+// flagDefs lists the flags of a "flags" member, an object or an array of
+// flags with a "key"; of two flags with one key, the later.
+func flagDefs(raw any) ([]overlayFlag, error) {
+	var out []overlayFlag
+	add := func(key string, v any) error {
+		def, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("flag %q is not an object", key)
+		}
+		out = append(out, overlayFlag{key: key, def: def})
+		return nil
+	}
+	switch t := raw.(type) {
+	case nil:
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			if err := add(k, t[k]); err != nil {
+				return nil, err
+			}
+		}
+	case []any:
+		for i, v := range t {
+			def, _ := v.(map[string]any)
+			key, ok := def["key"].(string)
+			if !ok {
+				return nil, fmt.Errorf("flags[%d] has no key", i)
+			}
+			if err := add(key, def); err != nil {
+				return nil, err
+			}
+		}
+	default:
+		return nil, errors.New(`"flags" is neither an object nor an array`)
+	}
+	return out, nil
+}
+
+// standAloneFlag is f's definition without its "key" (the merged document
+// may hold flags by key), its rule's $refs replaced and its metadata
+// written under its document's.
+func standAloneFlag(f overlayFlag, evaluators, setMeta map[string]any) (map[string]any, error) {
+	def := maps.Clone(f.def)
+	delete(def, "key")
+	if rule, ok := def["targeting"]; ok && rule != nil {
+		resolved, err := inlineRefs(rule, evaluators)
+		if err == nil && hasRef(resolved) {
+			err = errors.New("a $ref is left once the document's own $evaluators are substituted")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("flag %q: %v (%s)", f.key, err, refHint)
+		}
+		def["targeting"] = resolved
+	}
+	own, _ := def["metadata"].(map[string]any)
+	if len(setMeta) > 0 || own != nil {
+		meta := map[string]any{}
+		copyMetadata(meta, setMeta)
+		copyMetadata(meta, own)
+		def["metadata"] = meta
+	}
+	return def, nil
+}
+
+// copyMetadata copies the entries of src that the loader keeps (strings,
+// numbers and booleans): one it drops must not hide an entry under it.
+func copyMetadata(dst, src map[string]any) {
+	for k, v := range src {
+		switch v.(type) {
+		case string, bool, json.Number, int, int64, uint64, float64:
+			dst[k] = v
+		}
+	}
+}
+
+// inlineRefs replaces each {"$ref": name} of a rule with the named
+// evaluator, as the evaluator's loader does: an object with other members
+// beside "$ref" gets the evaluator's members over its own, and what an
+// evaluator holds is not searched again.
+func inlineRefs(x any, evaluators map[string]any) (any, error) {
+	switch t := x.(type) {
+	case map[string]any:
+		if name, ok := t["$ref"].(string); ok {
+			return inlineRef(t, name, evaluators)
+		}
+		out := make(map[string]any, len(t))
+		for k, v := range t {
+			r, err := inlineRefs(v, evaluators)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = r
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(t))
+		for i, v := range t {
+			r, err := inlineRefs(v, evaluators)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = r
+		}
+		return out, nil
+	}
+	return x, nil
+}
+
+// inlineRef is what an object t with a "$ref" to name stands for.
+func inlineRef(t map[string]any, name string, evaluators map[string]any) (any, error) {
+	ev, found := evaluators[name]
+	if !found {
+		return nil, fmt.Errorf("$ref %q names no entry of its document's $evaluators", name)
+	}
+	if len(t) == 1 {
+		return ev, nil
+	}
+	body, ok := ev.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("$ref %q is used inside an object but is not an object", name)
+	}
+	merged := make(map[string]any, len(t)-1+len(body))
+	for k, v := range t {
+		if k == "$ref" {
+			continue
+		}
+		r, err := inlineRefs(v, evaluators)
+		if err != nil {
+			return nil, err
+		}
+		merged[k] = r
+	}
+	maps.Copy(merged, body)
+	return merged, nil
+}
+
+// hasRef tells whether a rule still holds a "$ref": in the merged document
+// it would resolve in the served file's $evaluators.
+func hasRef(x any) bool {
+	switch t := x.(type) {
+	case map[string]any:
+		if _, ok := t["$ref"]; ok {
+			return true
+		}
+		for _, v := range t {
+			if hasRef(v) {
+				return true
+			}
+		}
+	case []any:
+		return slices.ContainsFunc(t, hasRef)
+	}
+	return false
+}
+
+// replaceFlags is the served file's "flags" member with flags in place of
+// those of the same keys, in the form it has: an object, or an array of
+// flags with a "key".
+func replaceFlags(raw any, flags []overlayFlag) (any, error) {
+	switch t := raw.(type) {
+	case nil:
+		out := map[string]any{}
+		for _, f := range flags {
+			out[f.key] = f.def
+		}
+		return out, nil
+	case map[string]any:
+		for _, f := range flags {
+			t[f.key] = f.def
+		}
+		return t, nil
+	case []any:
+		over := map[string]bool{}
+		for _, f := range flags {
+			over[f.key] = true
+		}
+		out := slices.DeleteFunc(t, func(v any) bool {
+			def, _ := v.(map[string]any)
+			key, ok := def["key"].(string)
+			return ok && over[key]
+		})
+		for _, f := range flags {
+			def := maps.Clone(f.def)
+			def["key"] = f.key
+			out = append(out, def)
+		}
+		return out, nil
+	}
+	return nil, errors.New(`"flags" is neither an object nor an array`)
+}

@@ -1,0 +1,239 @@
+package main
+
+// serve --override: what every served file sends is that file with the
+// overrides over it, and a change of an override is pushed as a change of
+// the files is.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+
+	"github.com/flagsnap/flagsnap/evaluator"
+	"github.com/flagsnap/flagsnap/source"
+	"github.com/flagsnap/flagsnap/syncserver"
+)
+
+// layering is what serve sends for each file: the file's last good
+// document with the overrides' last good documents over it. The watchers
+// of the files and of the overrides each call it from a goroutine of
+// their own; mu keeps a file from being sent with half of a change.
+type layering struct {
+	out io.Writer
+	log *slog.Logger
+
+	mu        sync.Mutex
+	srv       *syncserver.Server // nil until serving
+	files     []layeredFile
+	overrides []overrideDoc
+}
+
+// layeredFile is one served file: its last good document and flags, and
+// what was last sent for it.
+type layeredFile struct {
+	path string
+	doc  []byte
+	set  *evaluator.FlagSet
+	sent []byte
+}
+
+// newLayering reads the overrides at paths over the files as read. A
+// missing override is no overrides until it appears, as with
+// WithOverrideFile; one that is broken or unreadable stops serve before it
+// serves, as a broken FILE does.
+func newLayering(files []servedFile, paths []string, out io.Writer, log *slog.Logger) (*layering, error) {
+	l := &layering{out: out, log: log}
+	for _, path := range paths {
+		o, err := readOverrideFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if o.absent {
+			log.Info("override file absent: serving without it until it exists", "override", path)
+		}
+		l.overrides = append(l.overrides, o)
+	}
+	for _, f := range files {
+		l.files = append(l.files, layeredFile{path: f.path, doc: f.doc, set: f.set})
+	}
+	for i := range l.files {
+		f := &l.files[i]
+		flags := l.flagsFor(f)
+		sent, err := overlay(f.doc, flags)
+		if err != nil {
+			return nil, fmt.Errorf("%s with its overrides: %v", f.path, err)
+		}
+		f.sent = sent
+	}
+	return l, nil
+}
+
+// readOverrideFile reads an override as serve starts.
+func readOverrideFile(path string) (overrideDoc, error) {
+	doc, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return overrideDoc{path: path, absent: true}, nil
+	}
+	if err != nil {
+		return overrideDoc{}, fmt.Errorf("override %s: %s", path, readError(err))
+	}
+	return readyOverride(path, doc)
+}
+
+// newOverrideWatcher is the sink of the j-th override's file, which knows
+// what serve started with.
+func (l *layering) newOverrideWatcher(j int, follower *flagFollower) *overrideWatcher {
+	o := l.overrides[j]
+	return &overrideWatcher{lay: l, j: j, path: o.path, follower: follower, last: o.doc, absent: o.absent}
+}
+
+// served is the files with what is sent for each, for the server to start
+// with.
+func (l *layering) served() []servedFile {
+	out := make([]servedFile, len(l.files))
+	for i, f := range l.files {
+		out[i] = servedFile{path: f.path, doc: f.sent}
+	}
+	return out
+}
+
+// flagsFor are the overrides' flags that go into file f: those of the
+// keys f defines, and those of the keys no served file defines, which go
+// into every file so that whatever flag set or file a follower selects
+// has them. Giving f a key that only another file defines would make f a
+// source of that flag, and in flagd's store the later of two files with
+// the same flag takes it from the other's selection. Under l.mu, or
+// before serving.
+func (l *layering) flagsFor(f *layeredFile) []overlayFlag {
+	var out []overlayFlag
+	for _, o := range overlayFlags(l.overrides) {
+		if f.set.Index(o.key) >= 0 || !l.defined(o.key) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// defined tells whether a served file defines key.
+func (l *layering) defined(key string) bool {
+	return slices.ContainsFunc(l.files, func(f layeredFile) bool { return f.set.Index(key) >= 0 })
+}
+
+// setFile puts the i-th file's new document in force and sends it with
+// the overrides over it. The other files are sent again too: which of the
+// overrides' flags go into them depends on the keys this one defines.
+func (l *layering) setFile(i int, doc []byte, set *evaluator.FlagSet) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f := &l.files[i]
+	prevDoc, prevSet := f.doc, f.set
+	f.doc, f.set = doc, set
+	if err := l.sendFile(f); err != nil {
+		f.doc, f.set = prevDoc, prevSet
+		return err
+	}
+	l.resend(i)
+	return nil
+}
+
+// setOverride puts the j-th override's new state in force and sends each
+// file whose document it changes.
+func (l *layering) setOverride(j int, o overrideDoc) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.overrides[j] = o
+	l.resend(-1)
+}
+
+// resend sends every file but the except-th again; one that cannot be
+// sent keeps what it had, and says so. Under l.mu.
+func (l *layering) resend(except int) {
+	for i := range l.files {
+		if i == except {
+			continue
+		}
+		if err := l.sendFile(&l.files[i]); err != nil {
+			fmt.Fprintf(l.out, "%s: not sent: %v\n", l.files[i].path, err)
+		}
+	}
+}
+
+// sendFile hands the server f with the overrides over it, unless that is
+// what it sent last. Under l.mu.
+func (l *layering) sendFile(f *layeredFile) error {
+	flags := l.flagsFor(f)
+	sent, err := overlay(f.doc, flags)
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(sent, f.sent) {
+		return nil
+	}
+	if err := l.srv.SetSource(f.path, sent); err != nil {
+		return err
+	}
+	f.sent = sent
+	n := f.set.Len()
+	for _, o := range flags {
+		if f.set.Index(o.key) < 0 {
+			n++
+		}
+	}
+	fmt.Fprintf(l.out, "%s: sent %s (%s open)\n", f.path, plural(n, "flag"), plural(l.srv.Streams(), "stream"))
+	return nil
+}
+
+// overrideWatcher follows one override file. The file source calls it
+// from one goroutine, so it needs no lock of its own.
+type overrideWatcher struct {
+	lay      *layering
+	j        int
+	path     string
+	follower *flagFollower // nil without --http
+	last     []byte        // the document last put in force
+	absent   bool          // the file was last known not to exist
+}
+
+// Update layers the override's new document, or refuses it whole and
+// keeps the last good one, as WithOverrideFile does.
+func (w *overrideWatcher) Update(u source.Update) error {
+	if w.last != nil && string(u.Flags) == string(w.last) {
+		return nil // the first read is what serve started with
+	}
+	o, err := readyOverride(w.path, u.Flags)
+	if err != nil {
+		w.lay.log.Error("override refused; its last good flags stay", "override", w.path, "error", err)
+		return err
+	}
+	w.last, w.absent = u.Flags, false
+	w.lay.log.Info("override loaded", "override", w.path, "flags", len(o.flags))
+	w.lay.setOverride(w.j, o)
+	w.follower.refresh()
+	return nil
+}
+
+// Lost withdraws the override when its file no longer exists, logging
+// that once; any other failure keeps its last good flags.
+func (w *overrideWatcher) Lost(err error) {
+	if !errors.Is(err, fs.ErrNotExist) {
+		w.lay.log.Error("override unreadable; its last good flags stay", "override", w.path, "error", err)
+		return
+	}
+	if w.absent {
+		return
+	}
+	w.last, w.absent = nil, true
+	w.lay.log.Info("override file absent: serving without it until it exists", "override", w.path)
+	w.lay.setOverride(w.j, overrideDoc{path: w.path, absent: true})
+	w.follower.refresh()
+}
+
+func (w *overrideWatcher) Fatal(err error) {
+	w.lay.log.Error("override no longer followed; its last good flags stay", "override", w.path, "error", err)
+}
