@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -45,6 +46,16 @@ var envChecks = []envCheck{
 	{EnvRetryGracePeriod, kindNone, overridden(func(c *Config) any { return c.RetryGracePeriod })},
 	{EnvCacheFile, kindNone, overridden(func(c *Config) any { return c.CacheFile })},
 	{EnvFractionalVersion, kindNone, overridden(func(c *Config) any { return c.FractionalVersion })},
+	{EnvOverrideFile, kindNone, overrideFileUnused},
+}
+
+// overrideFileUnused is the check of the override file, which an option
+// naming an override replaces.
+func overrideFileUnused(c, _ *config, _ string) string {
+	if slices.ContainsFunc(c.overrides, func(o overrideSpec) bool { return o.fromEnv }) {
+		return ""
+	}
+	return "an option overrides it: WithOverrideFile or WithOverrideSource replaces it"
 }
 
 // overridden is the check of a variable that sets the field setting
