@@ -49,23 +49,15 @@ func (x *flagIndex) get(key string) *flag {
 // lookup returns the flag with key and its index (see FlagSet.Slots), or
 // nil and -1.
 func (x *flagIndex) lookup(key string) (*flag, int) {
-	f, i, _ := x.find(key)
-	return f, i
-}
-
-// find is lookup that also returns key's hash, which the errors of missing
-// keys are kept by (see FlagSet.NotFound).
-func (x *flagIndex) find(key string) (*flag, int, uint64) {
-	h := keyHash(x.seed, key)
 	if len(x.slots) == 0 {
-		return nil, -1, h
+		return nil, -1
 	}
-	for i := h & x.mask; ; i = (i + 1) & x.mask {
+	for i := keyHash(x.seed, key) & x.mask; ; i = (i + 1) & x.mask {
 		switch f := x.slots[i]; {
 		case f == nil:
-			return nil, -1, h
+			return nil, -1
 		case f.key == key:
-			return f, int(i), h
+			return f, int(i)
 		}
 	}
 }

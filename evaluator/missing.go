@@ -1,11 +1,11 @@
 package evaluator
 
 import (
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
 
-	"github.com/flagsnap/flagsnap/internal/keyed"
 	"github.com/flagsnap/flagsnap/internal/suggest"
 )
 
@@ -16,11 +16,11 @@ const MaxNamedMissingKeys = 1000
 // missingKeys keeps the errors of the keys asked of a flag set that it
 // does not define. An application that asks for a missing flag does so on
 // every evaluation, and the error is worked out once: reading it takes no
-// lock and allocates nothing. The keys are hashed as the flag index hashes
-// them, so an evaluation hashes a missing key once.
+// lock and allocates nothing.
 type missingKeys struct {
-	table atomic.Pointer[keyed.Table[*Error]]
-	mu    sync.Mutex // serialises the copies
+	// errs is replaced by a copy with one more error, never written to.
+	errs atomic.Pointer[map[string]*Error]
+	mu   sync.Mutex // serialises the copies
 }
 
 // NotFound is the error of an evaluation of key, which s does not define:
@@ -30,23 +30,18 @@ type missingKeys struct {
 // MaxNamedMissingKeys keys, it is ErrFlagNotFound, so that an application
 // that asks for ever new keys costs neither memory nor time.
 func (s *FlagSet) NotFound(key string) *Error {
-	return s.notFound(key, keyHash(s.index.seed, key))
-}
-
-// notFound is NotFound for key of hash h, which Evaluate has taken already.
-func (s *FlagSet) notFound(key string, h uint64) *Error {
 	m := s.missing
 	if m == nil {
 		return ErrFlagNotFound
 	}
-	t := m.table.Load()
-	if err, ok := t.Get(key, h); ok {
+	errs := m.kept()
+	if err, ok := errs[key]; ok {
 		return err
 	}
-	if t.Len() >= MaxNamedMissingKeys {
+	if len(errs) >= MaxNamedMissingKeys {
 		return ErrFlagNotFound
 	}
-	return m.add(key, h, s.notFoundError(key))
+	return m.add(s.notFoundError(key))
 }
 
 // ForgetMissingKeys drops the errors NotFound keeps, so that the keys past
@@ -55,24 +50,35 @@ func (s *FlagSet) notFound(key string, h uint64) *Error {
 func (s *FlagSet) ForgetMissingKeys() {
 	if m := s.missing; m != nil {
 		m.mu.Lock()
-		m.table.Store(nil)
+		m.errs.Store(nil)
 		m.mu.Unlock()
 	}
 }
 
-// add keeps err as the error of key, of hash h, unless another is kept
-// already or there is no room left.
-func (m *missingKeys) add(key string, h uint64, err *Error) *Error {
+// kept is the errors kept, by key; nil when there are none.
+func (m *missingKeys) kept() map[string]*Error {
+	if errs := m.errs.Load(); errs != nil {
+		return *errs
+	}
+	return nil
+}
+
+// add keeps err as the error of its key, unless another is kept already
+// or there is no room left.
+func (m *missingKeys) add(err *Error) *Error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	t := m.table.Load()
-	if kept, ok := t.Get(key, h); ok {
+	errs := m.kept()
+	if kept, ok := errs[err.Flag]; ok {
 		return kept
 	}
-	if t.Len() >= MaxNamedMissingKeys {
+	if len(errs) >= MaxNamedMissingKeys {
 		return ErrFlagNotFound
 	}
-	m.table.Store(t.With(err.Flag, h, err))
+	next := make(map[string]*Error, len(errs)+1)
+	maps.Copy(next, errs)
+	next[err.Flag] = err
+	m.errs.Store(&next)
 	return err
 }
 

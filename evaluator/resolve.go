@@ -124,12 +124,11 @@ func (s *FlagSet) EvaluateAt(i int, ctx map[string]any) Evaluation {
 // Evaluate evaluates the flag key for the evaluation context ctx (the
 // flattened OpenFeature context; targetingKey is one of its keys). The
 // Resolve methods and the typed readers of Evaluation are built on it.
-// For a key the set does not define, the error is NotFound(key), found
-// with the hash the lookup took.
+// For a key the set does not define, the error is NotFound(key).
 func (s *FlagSet) Evaluate(key string, ctx map[string]any) Evaluation {
-	f, i, h := s.index.find(key)
+	f, i := s.index.lookup(key)
 	if f == nil {
-		return Evaluation{flag: s.absent, err: s.notFound(key, h), at: served{index: -1, variant: -1, reason: ReasonError}}
+		return Evaluation{flag: s.absent, err: s.NotFound(key), at: served{index: -1, variant: -1, reason: ReasonError}}
 	}
 	return s.evaluateFlag(f, i, ctx, nil)
 }
