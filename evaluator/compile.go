@@ -142,50 +142,26 @@ type node struct {
 	args []*node
 	one  *node
 	v    *varSpec
-	// aux is what the operator precomputed, of one type per operator (see
-	// its accessors): one field for all keeps small a node, of which a flag
-	// set has millions.
-	aux any
+	// x is what the operator works out at load: set for every node of in,
+	// sem_ver, missing, missing_some, fractional and opBroken, and for a
+	// var of a computed path; nil for the others.
+	x *nodeExtra
 }
 
-// inSet is the precomputed list of an in, or nil.
-func (n *node) inSet() *inSet {
-	s, _ := n.aux.(*inSet)
-	return s
-}
-
-// semver is the precomputed part of a sem_ver, or nil.
-func (n *node) semver() *semverArgs {
-	s, _ := n.aux.(*semverArgs)
-	return s
-}
-
-// fraction is the precomputed split of a fractional, or nil.
-func (n *node) fraction() *fracSpec {
-	s, _ := n.aux.(*fracSpec)
-	return s
-}
-
-// missingNames are the constant names of missing and missing_some, read
-// as var reads them, or nil.
-func (n *node) missingNames() []varSpec {
-	if names, ok := n.aux.(*[]varSpec); ok {
-		return *names
-	}
-	return nil
-}
-
-// brokenPart is what an opBroken node answers.
-func (n *node) brokenPart() *brokenPart {
-	b, _ := n.aux.(*brokenPart)
-	return b
-}
-
-// lastPath is where a var of a computed path keeps the path it split
-// last (see env.dynVar).
-func (n *node) lastPath() *atomic.Pointer[dynPath] {
-	p, _ := n.aux.(*atomic.Pointer[dynPath])
-	return p
+// nodeExtra holds what a node's operator works out at load. Only the
+// field of the node's operator is used. It is kept apart from the node
+// because few operators have one, and a flag set has millions of nodes.
+type nodeExtra struct {
+	in       *inSet      // in: the list of strings, when constant
+	semver   *semverArgs // sem_ver: the constant operands
+	fraction *fracSpec   // fractional: the buckets, when known at load
+	// names are missing's and missing_some's constant names, read as var
+	// reads them.
+	names  []varSpec
+	broken *brokenPart // opBroken: what it answers
+	// lastPath is where a var of a computed path keeps the path it split
+	// last (see env.dynVar).
+	lastPath atomic.Pointer[dynPath]
 }
 
 // name is the operator as the rule writes it.
@@ -293,14 +269,14 @@ func (c *compiler) ownSince(mark, depth int) error {
 
 // broken is the node of an operation that cannot be used.
 func broken(err error, null bool) *node {
-	return &node{op: opBroken, aux: &brokenPart{err: err, null: null}}
+	return &node{op: opBroken, x: &nodeExtra{broken: &brokenPart{err: err, null: null}}}
 }
 
 // unknown stands for an element that has a problem, or whose value cannot
 // be known at load: a var of a computed path, which the checks around it
 // take for a value computed at evaluation. Its flag is broken.
 func unknown() *node {
-	return &node{op: opVar, v: &varSpec{dyn: &node{op: opConst, lit: null}}, aux: new(atomic.Pointer[dynPath])}
+	return &node{op: opVar, v: &varSpec{dyn: &node{op: opConst, lit: null}}, x: &nodeExtra{}}
 }
 
 // unresolvedRef takes the place of a {"$ref": …} that names nothing when

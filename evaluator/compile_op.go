@@ -224,19 +224,17 @@ func (c *compiler) checkArgs(n *node, at *loc) {
 func (c *compiler) precompute(n *node, at *loc) {
 	switch n.op {
 	case opIn:
-		n.aux = precomputeIn(n)
+		n.x = &nodeExtra{in: precomputeIn(n)}
 	case opSemVer:
-		n.aux = precomputeSemVer(n)
+		n.x = &nodeExtra{semver: precomputeSemVer(n)}
 	case opMissing, opMissingSome:
-		if names := precomputeNames(n); names != nil {
-			n.aux = &names
-		}
+		n.x = &nodeExtra{names: precomputeNames(n)}
 	case opFractional:
 		spec, err := precomputeFractional(n, at)
 		if err != nil {
 			c.fail(err)
 		}
-		n.aux = spec
+		n.x = &nodeExtra{fraction: spec}
 	}
 }
 
@@ -257,8 +255,8 @@ func exactText(n *node) bool {
 	switch {
 	case (n.op == opEq || n.op == opNe) && c.k == kStr:
 		return !strings.Contains(c.str(), replacement)
-	case n.inSet() != nil:
-		for _, el := range n.inSet().list {
+	case n.op == opIn && n.x.in != nil:
+		for _, el := range n.x.in.list {
 			if strings.Contains(el, replacement) {
 				return false
 			}

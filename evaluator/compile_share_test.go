@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // constNodes lists the constant nodes of a flag's rule whose text is s.
@@ -72,5 +73,13 @@ func TestLocationsPastAChunk(t *testing.T) {
 	want := fmt.Sprintf("/flags/b/targeting/if/0/in/1/%d/nope", 2*locChunk)
 	if got := problems[0].Pointer(); got != want {
 		t.Errorf("problem at %s, want %s", got, want)
+	}
+}
+
+// A flag set has millions of nodes: what an operator works out at load
+// lives beside the node, not in it.
+func TestNodeSize(t *testing.T) {
+	if size := unsafe.Sizeof(node{}); size > 88 {
+		t.Errorf("a node is %d bytes, more than 88", size)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync/atomic"
 )
 
 // varSpec is a var whose argument is known at load (the common case), or
@@ -46,7 +45,8 @@ func assignSlots(rule *node) {
 		if n.op == opVar && n.v != nil && n.v.plain && n.v.dyn == nil && len(n.v.path.parts) > 0 {
 			specs = append(specs, n.v)
 		}
-		if fr := n.fraction(); fr != nil && fr.tk != nil {
+		if n.op == opFractional && n.x.fraction != nil && n.x.fraction.tk != nil {
+			fr := n.x.fraction
 			specs = append(specs, fr.tk)
 		}
 	})
@@ -90,7 +90,8 @@ func eachNode(n *node, fn func(*node)) {
 	if n.v != nil {
 		eachNode(n.v.dyn, fn)
 	}
-	if fr := n.fraction(); fr != nil {
+	if n.op == opFractional && n.x.fraction != nil {
+		fr := n.x.fraction
 		eachNode(fr.by, fn)
 		for _, x := range fr.exprs {
 			eachNode(x, fn)
@@ -115,7 +116,7 @@ func (c *compiler) compileVar(n *node, raw any, at *loc) {
 	} else {
 		argNode, _ := c.compile(raw, at)
 		if !argNode.isConst() {
-			n.v, n.aux = &varSpec{dyn: argNode}, new(atomic.Pointer[dynPath])
+			n.v, n.x = &varSpec{dyn: argNode}, &nodeExtra{}
 			return
 		}
 		arg = argNode.lit

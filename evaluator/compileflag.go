@@ -405,7 +405,8 @@ func (f *flag) shareNamesWith(rule *node, sh *sharedVariants) {
 		if n.op == opConst {
 			share(&n.lit)
 		}
-		if fr := n.fraction(); fr != nil {
+		if n.op == opFractional && n.x.fraction != nil {
+			fr := n.x.fraction
 			for i := range fr.variants {
 				share(&fr.variants[i])
 			}

@@ -111,10 +111,10 @@ func (e *env) eval(n *node) value {
 	case opFractional:
 		return e.fractional(n)
 	case opBroken:
-		if n.brokenPart().null {
+		if n.x.broken.null {
 			return null
 		}
-		return e.fail(n.brokenPart().err)
+		return e.fail(n.x.broken.err)
 	}
 	return e.fail(errors.New("internal: unknown opcode"))
 }
@@ -205,13 +205,13 @@ type dynPath struct {
 }
 
 // dynVar is getVar for the var n, whose path computed to arg. The last
-// path it split is kept in n.lastPath().
+// path it split is kept in n.x.lastPath.
 func (e *env) dynVar(n *node, arg value, data value) (value, bool) {
 	if arg.k != kStr {
 		return e.getVar(arg, data)
 	}
 	s := arg.str()
-	kept := n.lastPath()
+	kept := &n.x.lastPath
 	last := kept.Load()
 	if last == nil || last.key != s {
 		spec, _ := varSpecOf(arg, nil) // every string is a path

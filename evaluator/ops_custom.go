@@ -83,7 +83,7 @@ func precomputeSemVer(n *node) *semverArgs {
 }
 
 func (e *env) semver(n *node) value {
-	if pre := n.semver(); pre != nil && pre.constOp && pre.constRight && !pre.constLeft {
+	if pre := n.x.semver; pre != nil && pre.constOp && pre.constRight && !pre.constLeft {
 		// The usual shape, a context attribute against a constant
 		// version, read straight from the context's own string.
 		if a := n.args[0]; a.op == opVar && a.v.plain && a.v.single && e.atRoot() {
@@ -99,12 +99,12 @@ func (e *env) semver(n *node) value {
 	}
 	if n.argc() == 3 {
 		vals := [3]value{e.ev(n.args[0]), e.ev(n.args[1]), e.ev(n.args[2])}
-		return semverOf(vals[:], true, n.semver())
+		return semverOf(vals[:], true, n.x.semver)
 	}
 	var buf argBuf
 	k, more, _, isList := e.args(n, &buf)
 	list := listOf(&buf, k, more)
-	return semverOf(list, isList, n.semver())
+	return semverOf(list, isList, n.x.semver)
 }
 
 // semverOf is sem_ver over [version, operator, version].
@@ -249,7 +249,7 @@ func precomputeFractional(n *node, at *loc) (*fracSpec, error) {
 }
 
 func (e *env) fractional(n *node) value {
-	spec := n.fraction()
+	spec := n.x.fraction
 	if spec != nil {
 		var by value
 		if spec.by != nil {

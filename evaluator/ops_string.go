@@ -138,7 +138,7 @@ func (e *env) in(n *node) value {
 }
 
 func (e *env) inOf(n *node, a, b value) value {
-	if in := n.inSet(); in != nil {
+	if in := n.x.in; in != nil {
 		switch a.k {
 		case kStr:
 			return boolVal(in.has(a.str()))

@@ -502,9 +502,9 @@ func TestSharedVariantNames(t *testing.T) {
 	for _, key := range []string{"if", "frac"} {
 		eachNode(set.flag(key).rule, func(n *node) {
 			unshare(&n.lit)
-			if n.fraction() != nil {
-				for i := range n.fraction().variants {
-					unshare(&n.fraction().variants[i])
+			if n.op == opFractional && n.x.fraction != nil {
+				for i := range n.x.fraction.variants {
+					unshare(&n.x.fraction.variants[i])
 				}
 			}
 		})
@@ -515,8 +515,8 @@ func TestSharedVariantNames(t *testing.T) {
 			if n.op == opConst {
 				check(key, n.lit)
 			}
-			if n.fraction() != nil {
-				for _, v := range n.fraction().variants {
+			if n.op == opFractional && n.x.fraction != nil {
+				for _, v := range n.x.fraction.variants {
 					check(key, v)
 				}
 			}
@@ -543,7 +543,7 @@ func TestFractionalSharesTargetingKey(t *testing.T) {
 		  "targeting": {"fractional": [[{"var": "` + first + `"}], ["a", 50], ["b", 50]]}}}}`
 	}
 	shared, apart := mustLoad(t, doc("targetingKey")), mustLoad(t, doc("other"))
-	if tk := shared.flag("f").rule.fraction().tk; tk == nil || tk.memoBit == 0 {
+	if tk := shared.flag("f").rule.x.fraction.tk; tk == nil || tk.memoBit == 0 {
 		t.Fatalf("the targeting key is not looked up once: %+v", tk)
 	}
 	seen := map[string]bool{}
@@ -563,7 +563,7 @@ func TestFractionalSharesTargetingKey(t *testing.T) {
 	// its own: with a key remembered that the context does not hold, the
 	// bucket is that key's.
 	f := shared.flag("f")
-	tk := f.rule.fraction().tk
+	tk := f.rule.x.fraction.tk
 	for i := range 50 {
 		key, remembered := "user-"+strconv.Itoa(i), "user-"+strconv.Itoa(i+1000)
 		var e env

@@ -66,16 +66,16 @@ func (e *env) binary(n *node) value {
 		case string:
 			if n.exact {
 				// The bytes decide, valid UTF-8 or not (see node.exact).
-				if in := n.inSet(); in != nil {
-					return boolVal(in.has(t))
+				if n.op == opIn {
+					return boolVal(n.x.in.has(t))
 				}
 				return boolVal((t == b.lit.str()) == (n.op == opEq))
 			}
 			if !validText(t) {
 				break
 			}
-			if in := n.inSet(); in != nil {
-				return boolVal(in.has(t))
+			if n.op == opIn && n.x.in != nil {
+				return boolVal(n.x.in.has(t))
 			}
 			if c := b.lit; c.k == kStr {
 				return boolVal(stringOp(n, t, c.str()))
