@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"encoding/json"
+	"hash/maphash"
 	"strconv"
 )
 
@@ -45,6 +46,10 @@ type fastDecoder struct {
 }
 
 const internMax = 32
+
+// internSeeds hash the text of the values interned: strings by the first,
+// numbers by the second, so that "1" and 1 do not take each other's slot.
+var internSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 
 // maxInterned is how many slots a large document's interned values have:
 // the strings that repeat are few, and most others are a flag's own.

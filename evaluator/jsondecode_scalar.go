@@ -4,6 +4,7 @@ package evaluator
 
 import (
 	"encoding/json"
+	"hash/maphash"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -51,7 +52,7 @@ func (d *fastDecoder) number() (any, bool) {
 	if len(b) > internMax {
 		return json.Number(b), true
 	}
-	slot := &d.interned[keyHash(1, string(b))&uint64(len(d.interned)-1)]
+	slot := &d.interned[maphash.Bytes(internSeeds[1], b)&uint64(len(d.interned)-1)]
 	if n, ok := (*slot).(json.Number); ok && string(n) == string(b) {
 		return *slot, true
 	}
@@ -65,7 +66,7 @@ func (d *fastDecoder) text(b []byte) any {
 	if len(b) > internMax {
 		return string(b)
 	}
-	slot := &d.interned[keyHash(0, string(b))&uint64(len(d.interned)-1)]
+	slot := &d.interned[maphash.Bytes(internSeeds[0], b)&uint64(len(d.interned)-1)]
 	if s, ok := (*slot).(string); ok && s == string(b) {
 		return *slot
 	}
