@@ -184,7 +184,7 @@ func variantValue(v *variant) any {
 }
 
 // tracer records an evaluation. The evaluator checks for it with one
-// nil test in eval (and in test and fractional), so evaluations without
+// nil test in eval (and in fractional), so evaluations without
 // one take no other branch and allocate nothing.
 type tracer struct {
 	// entered is the node being handed back to eval to run: eval hands

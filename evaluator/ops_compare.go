@@ -1,5 +1,10 @@
 package evaluator
 
+import (
+	"cmp"
+	"strings"
+)
+
 // looseEquals is "==": null equals only null, two strings compare as
 // strings, anything else compares as numbers (so "1" == 1 and true == 1,
 // and containers, which read as NaN, equal nothing).
@@ -24,7 +29,7 @@ func less(a, b value) bool {
 
 func (e *env) eq(n *node) value {
 	if n.argc() == 2 {
-		return e.binary(n)
+		return e.compareTwo(n)
 	}
 	var buf argBuf
 	k, more, _, isList := e.args(n, &buf)
@@ -37,6 +42,102 @@ func (e *env) eq(n *node) value {
 		return boolVal(!result)
 	}
 	return boolVal(result)
+}
+
+// compareTwo is ==, !=, <, <=, >, >= and in between two written
+// operands. The usual shape, a context attribute against a constant
+// (node.attrConst), is decided straight from the context's own Go value
+// when attrAgainstConst can; any other is compared as values.
+func (e *env) compareTwo(n *node) value {
+	var a, b value
+	if n.attrConst && e.atRoot() {
+		attr := e.rootAttr(n.args[0].v)
+		if v, ok := attrAgainstConst(n, attr); ok {
+			return v
+		}
+		a, b = orDefault(attr, n.args[0].v.def), n.args[1].lit
+	} else {
+		a, b = e.ev(n.args[0]), e.ev(n.args[1])
+	}
+	switch n.op {
+	case opEq:
+		return boolVal(looseEquals(a, b))
+	case opNe:
+		return boolVal(!looseEquals(a, b))
+	case opIn:
+		return e.inOf(n, a, b)
+	}
+	return compare2(n.op, a, b)
+}
+
+// attrAgainstConst decides the operation n of compareTwo for the value
+// attr of its attribute without making a value of it, for a string or a
+// number; ok is false for anything else.
+func attrAgainstConst(n *node, attr any) (v value, ok bool) {
+	c := n.args[1].lit
+	switch t := attr.(type) {
+	case string:
+		if n.exact {
+			// The bytes decide, valid UTF-8 or not (see node.exact).
+			if n.op == opIn {
+				return boolVal(n.x.in.has(t)), true
+			}
+			return boolVal((t == c.str()) == (n.op == opEq)), true
+		}
+		if !validText(t) {
+			break
+		}
+		if n.op == opIn && n.x.in != nil {
+			return boolVal(n.x.in.has(t)), true
+		}
+		if c.k == kStr {
+			return boolVal(stringOp(n, t, c.str())), true
+		}
+	case float64:
+		if c.k == kNum && !c.goInt() {
+			return boolVal(numberOp(n, t, c.n)), true
+		}
+	case int:
+		if c.k == kNum && !c.goInt() {
+			return boolVal(numberOp(n, float64(t), c.n)), true
+		}
+	}
+	return null, false
+}
+
+// stringOp is n between two strings.
+func stringOp(n *node, a, b string) bool {
+	if n.op == opIn {
+		return strings.Contains(b, a) // with a string haystack
+	}
+	return ordered(n.op, a, b)
+}
+
+// numberOp is n between two numbers (in is never reached with a
+// number constant as its haystack: that answers false).
+func numberOp(n *node, a, b float64) bool {
+	if n.op == opIn {
+		return false
+	}
+	return ordered(n.op, a, b)
+}
+
+// ordered compares two strings or two numbers directly. For numbers it
+// agrees with the general path: with NaN, only != holds.
+func ordered[T cmp.Ordered](op opcode, a, b T) bool {
+	switch op {
+	case opEq:
+		return a == b
+	case opNe:
+		return a != b
+	case opLt:
+		return a < b
+	case opLe:
+		return a <= b
+	case opGt:
+		return a > b
+	}
+	return a >= b
 }
 
 // goKind is the Go type the reference engine would hold the value in, which
@@ -101,7 +202,7 @@ func (e *env) strictEq(n *node) value {
 func (e *env) compare(n *node) value {
 	switch n.argc() {
 	case 2:
-		return e.binary(n)
+		return e.compareTwo(n)
 	case 3:
 		return compare3(n.op, e.ev(n.args[0]), e.ev(n.args[1]), e.ev(n.args[2]))
 	}

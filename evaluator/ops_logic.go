@@ -30,7 +30,7 @@ func (e *env) or(n *node) value {
 func (e *env) cond(n *node) value {
 	l := len(n.args)
 	for i := 0; i < l-1; i += 2 {
-		if e.test(n.args[i]) {
+		if truthy(e.ev(n.args[i])) {
 			return e.ev(n.args[i+1])
 		}
 	}

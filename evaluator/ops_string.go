@@ -126,7 +126,7 @@ func precomputeIn(n *node) *inSet {
 // [low, high] ranges; numbers match elements read as numbers.
 func (e *env) in(n *node) value {
 	if n.argc() == 2 {
-		return e.binary(n)
+		return e.compareTwo(n)
 	}
 	var buf argBuf
 	k, more, _, isList := e.args(n, &buf)
