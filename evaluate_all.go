@@ -124,11 +124,9 @@ func (in *inForce) sortedIndexes() []int32 {
 	if s := in.sorted.Load(); s != nil {
 		return *s
 	}
-	s := make([]int32, 0, in.set.Len())
-	for i := range in.set.Slots() {
-		if in.set.FlagKey(i) != "" {
-			s = append(s, int32(i))
-		}
+	s := make([]int32, in.set.Len())
+	for i := range s {
+		s[i] = int32(i)
 	}
 	slices.SortFunc(s, func(a, b int32) int { return strings.Compare(in.set.FlagKey(int(a)), in.set.FlagKey(int(b))) })
 	in.sorted.Store(&s)

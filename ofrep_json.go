@@ -46,7 +46,7 @@ func (h *ofrepHandler) currentView() *ofrepView {
 	if v := in.ofrep.Load(); v != nil {
 		return v
 	}
-	in.ofrep.CompareAndSwap(nil, &ofrepView{in: in, flags: make([]atomic.Pointer[ofrepFlag], in.set.Slots()), meta: marshalJSON(in.set.Metadata())})
+	in.ofrep.CompareAndSwap(nil, &ofrepView{in: in, flags: make([]atomic.Pointer[ofrepFlag], in.set.Len()), meta: marshalJSON(in.set.Metadata())})
 	return in.ofrep.Load()
 }
 

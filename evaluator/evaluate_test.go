@@ -90,19 +90,18 @@ func TestEvaluationReadAsAnotherType(t *testing.T) {
 	}
 }
 
-// Every index below Slots holds a flag of the set or none.
-func TestSlots(t *testing.T) {
+// Every index below Len holds a flag of the set, each a different one.
+func TestIndexes(t *testing.T) {
 	set, err := Load([]byte(evaluateDoc))
 	if err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for i := range set.Slots() {
-		if key := set.FlagKey(i); key != "" {
-			seen[key] = true
-			if set.Index(key) != i {
-				t.Errorf("%s at %d, Index says %d", key, i, set.Index(key))
-			}
+	for i := range set.Len() {
+		key := set.FlagKey(i)
+		seen[key] = true
+		if set.Index(key) != i {
+			t.Errorf("%s at %d, Index says %d", key, i, set.Index(key))
 		}
 	}
 	if len(seen) != set.Len() {

@@ -6,23 +6,20 @@ import (
 	"testing"
 )
 
-// Every key is found and no other: with thousands of keys the probes
-// collide and wrap around the end of the table.
+// Every key is found, at its position, and no other.
 func TestFlagIndex(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 3, 1000, 4097} {
-		flags := make(map[string]*flag, n)
-		for i := range n {
-			k := "flag-" + strconv.Itoa(i)
-			flags[k] = newFlag(k)
+		list := make([]*flag, n)
+		for i := range list {
+			list[i] = newFlag("flag-" + strconv.Itoa(i))
 		}
-		list := make([]*flag, 0, n)
-		for _, f := range flags {
-			list = append(list, f)
+		x, unique := indexFlags(list)
+		if !unique {
+			t.Fatalf("%d flags: a key is said to repeat", n)
 		}
-		x, _ := indexFlags(list)
-		for k, f := range flags {
-			if got := x.get(k); got != f {
-				t.Fatalf("%d flags: get(%q) = %v", n, k, got)
+		for i, f := range list {
+			if got, at := x.lookup(f.key); got != f || at != i {
+				t.Fatalf("%d flags: lookup(%q) = %v at %d, want %d", n, f.key, got, at, i)
 			}
 		}
 		for i := range 2*n + 10 {
@@ -34,6 +31,9 @@ func TestFlagIndex(t *testing.T) {
 		if x.get("") != nil {
 			t.Errorf("%d flags: the empty key was found", n)
 		}
+	}
+	if _, unique := indexFlags([]*flag{newFlag("a"), newFlag("b"), newFlag("a")}); unique {
+		t.Error("a repeated key is not noticed")
 	}
 }
 
@@ -56,47 +56,6 @@ func TestProblemsInKeyOrder(t *testing.T) {
 	for i, p := range problems {
 		if want := fmt.Sprintf("f%02d", i+1); p.Flag != want {
 			t.Fatalf("problem %d is %s's, want %s's (all: %v)", i, p.Flag, want, problems)
-		}
-	}
-}
-
-// Every byte of a key, at every length the hash treats differently, changes
-// its hash: keys that differ in one byte only (flag-0001, flag-0002) are the
-// usual case, and a byte the hash skipped would put them all in one probe
-// chain.
-func TestKeyHashReadsEveryByte(t *testing.T) {
-	for _, seed := range []uint64{0, 1, 0x9e3779b97f4a7c15} {
-		for n := 1; n <= 48; n++ {
-			key := make([]byte, n)
-			for i := range key {
-				key[i] = 'a' + byte(i%26)
-			}
-			base := keyHash(seed, string(key))
-			for i := range key {
-				changed := append([]byte(nil), key...)
-				changed[i] ^= 1
-				if keyHash(seed, string(changed)) == base {
-					t.Fatalf("seed %#x, length %d: byte %d does not change the hash", seed, n, i)
-				}
-			}
-		}
-		if keyHash(seed, "") == keyHash(seed, "\x00") {
-			t.Errorf("seed %#x: the empty key and a NUL hash alike", seed)
-		}
-	}
-}
-
-// Keys numbered in sequence spread over the table: no slot of a table half
-// full gets more than a few of them.
-func TestKeyHashSpreads(t *testing.T) {
-	const n, size = 4096, 8192
-	var counts [size]int
-	for i := range n {
-		counts[keyHash(42, "feature.checkout.flag-"+strconv.Itoa(i))&(size-1)]++
-	}
-	for slot, c := range counts {
-		if c > 6 {
-			t.Fatalf("slot %d holds %d of %d sequential keys", slot, c, n)
 		}
 	}
 }

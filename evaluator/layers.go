@@ -37,20 +37,16 @@ func Layered(layers ...Layer) *FlagSet {
 	}
 	var flags []*flag
 	for i := len(layers) - 1; i >= 1; i-- {
-		for _, f := range layers[i].Set.index.slots {
-			if f != nil {
-				if _, higher := lay.above[f.key]; !higher {
-					lay.above[f.key] = i
-					flags = append(flags, f)
-				}
+		for _, f := range layers[i].Set.index.flags {
+			if _, higher := lay.above[f.key]; !higher {
+				lay.above[f.key] = i
+				flags = append(flags, f)
 			}
 		}
 	}
-	for _, f := range base.index.slots {
-		if f != nil {
-			if _, over := lay.above[f.key]; !over {
-				flags = append(flags, f)
-			}
+	for _, f := range base.index.flags {
+		if _, over := lay.above[f.key]; !over {
+			flags = append(flags, f)
 		}
 	}
 	set := &FlagSet{

@@ -87,12 +87,10 @@ func (s *FlagSet) notFoundError(key string) *Error {
 	// A copy: the caller's key may be a buffer it reuses.
 	key = strings.Clone(key)
 	var hint string
-	if s.index.n <= suggest.MaxCandidates {
-		keys := make([]string, 0, s.index.n)
-		for _, f := range s.index.slots {
-			if f != nil {
-				keys = append(keys, f.key)
-			}
+	if len(s.index.flags) <= suggest.MaxCandidates {
+		keys := make([]string, len(s.index.flags))
+		for i, f := range s.index.flags {
+			keys[i] = f.key
 		}
 		hint = suggest.Hint(key, keys)
 	}

@@ -59,7 +59,7 @@ type served struct {
 	reason  Reason
 }
 
-// Index is the flag's index in its set (see FlagSet.Slots), -1 when the
+// Index is the flag's index in its set (see FlagSet.FlagKey), -1 when the
 // set has no such flag.
 func (e *Evaluation) Index() int { return int(e.at.index) }
 
@@ -111,14 +111,14 @@ func (e *Evaluation) Value() any {
 	return nil
 }
 
-// EvaluateAt evaluates the flag at index i (see Slots), as Evaluate does
-// the flag of a key; an index that holds no flag answers as a key the
-// set does not define would, with an empty key.
+// EvaluateAt evaluates the flag at index i (see FlagKey), as Evaluate does
+// the flag of a key; an index out of range answers as a key the set does
+// not define would, with an empty key.
 func (s *FlagSet) EvaluateAt(i int, ctx map[string]any) Evaluation {
-	if i < 0 || i >= len(s.index.slots) || s.index.slots[i] == nil {
+	if i < 0 || i >= len(s.index.flags) {
 		return s.Evaluate("", ctx)
 	}
-	return s.evaluateFlag(s.index.slots[i], i, ctx, nil)
+	return s.evaluateFlag(s.index.flags[i], i, ctx, nil)
 }
 
 // Evaluate evaluates the flag key for the evaluation context ctx (the

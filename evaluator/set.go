@@ -7,18 +7,16 @@ func (s *FlagSet) Metadata() map[string]any { return s.metadata }
 
 // Keys lists the flag keys in sorted order.
 func (s *FlagSet) Keys() []string {
-	keys := make([]string, 0, s.index.n)
-	for _, f := range s.index.slots {
-		if f != nil {
-			keys = append(keys, f.key)
-		}
+	keys := make([]string, len(s.index.flags))
+	for i, f := range s.index.flags {
+		keys[i] = f.key
 	}
 	slices.Sort(keys)
 	return keys
 }
 
 // Len is the number of flags, broken ones included.
-func (s *FlagSet) Len() int { return s.index.n }
+func (s *FlagSet) Len() int { return len(s.index.flags) }
 
 // Problems lists the flags that could not be compiled and why; each of them
 // answers PARSE_ERROR.
@@ -32,8 +30,8 @@ func (s *FlagSet) BrokenFlags() (whole, partly int) { return s.brokenWhole, s.br
 
 // countBroken takes the counts of BrokenFlags.
 func (s *FlagSet) countBroken() {
-	for _, f := range s.index.slots {
-		if f != nil && f.broken != nil {
+	for _, f := range s.index.flags {
+		if f.broken != nil {
 			s.brokenWhole++
 		}
 	}
@@ -66,16 +64,13 @@ func (s *FlagSet) Changes(old *FlagSet) (added, removed, changed []string) {
 	if old != nil {
 		before = old.index
 	}
-	candidates, present := s.index.slots, 0
+	candidates, present := s.index.flags, 0
 	if old != nil && s.from != 0 && s.from == old.id {
 		candidates, present = s.fresh, s.reused
 	}
 	// Only what changed is sorted: an update that changes one flag of many
 	// sorts one key.
 	for _, f := range candidates {
-		if f == nil {
-			continue
-		}
 		switch prev := before.get(f.key); {
 		case prev == nil:
 			added = append(added, f.key)
@@ -86,9 +81,9 @@ func (s *FlagSet) Changes(old *FlagSet) (added, removed, changed []string) {
 			present++
 		}
 	}
-	if present < before.n {
-		for _, f := range before.slots {
-			if f != nil && s.index.get(f.key) == nil {
+	if present < len(before.flags) {
+		for _, f := range before.flags {
+			if s.index.get(f.key) == nil {
 				removed = append(removed, f.key)
 			}
 		}
@@ -99,33 +94,22 @@ func (s *FlagSet) Changes(old *FlagSet) (added, removed, changed []string) {
 	return added, removed, changed
 }
 
-// Slots is one more than the largest index of a flag in the set
-// (Evaluation.Index); an index below it may hold no flag. An index names
-// the same flag for the set's life, so that what is kept per flag can be
-// kept in a slice.
-func (s *FlagSet) Slots() int { return len(s.index.slots) }
-
-// FlagKey is the key of the flag at index i, "" when i holds none.
-func (s *FlagSet) FlagKey(i int) string {
-	if f := s.index.slots[i]; f != nil {
-		return f.key
-	}
-	return ""
-}
+// FlagKey is the key of the flag at index i (Evaluation.Index), from 0 to
+// Len()-1. An index names the same flag for the set's life, so that what
+// is kept per flag can be kept in a slice.
+func (s *FlagSet) FlagKey(i int) string { return s.index.flags[i].key }
 
 // VariantCount is how many variants the flag at index i has.
-func (s *FlagSet) VariantCount(i int) int { return len(s.index.slots[i].vals) }
+func (s *FlagSet) VariantCount(i int) int { return len(s.index.flags[i].vals) }
 
 // VariantName is the name of variant j of the flag at index i, in the
 // order of Evaluation.VariantIndex.
-func (s *FlagSet) VariantName(i, j int) string { return s.index.slots[i].vals[j].name }
+func (s *FlagSet) VariantName(i, j int) string { return s.index.flags[i].vals[j].name }
 
 // Index is the index of the flag with key, -1 when the set has none.
 func (s *FlagSet) Index(key string) int {
-	if f, i := s.index.lookup(key); f != nil {
-		return i
-	}
-	return -1
+	_, i := s.index.lookup(key)
+	return i
 }
 
 // FlagInfo is what a flag of a set is, as compiled: enough to list the
@@ -167,9 +151,9 @@ func (s *FlagSet) Info(key string) (FlagInfo, bool) {
 
 // VariantValue is the value of variant j of the flag at index i, as
 // Evaluation.Value gives it; shared with the set, it must not be modified.
-func (s *FlagSet) VariantValue(i, j int) any { return s.index.slots[i].vals[j].obj }
+func (s *FlagSet) VariantValue(i, j int) any { return s.index.flags[i].vals[j].obj }
 
 // FlagMetadata is the metadata of the flag at index i over its flag set's,
 // as Evaluation.Metadata gives it; shared with the set, it must not be
 // modified.
-func (s *FlagSet) FlagMetadata(i int) map[string]any { return s.index.slots[i].metadata }
+func (s *FlagSet) FlagMetadata(i int) map[string]any { return s.index.flags[i].metadata }

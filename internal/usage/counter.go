@@ -83,11 +83,11 @@ func (c ErrorCode) String() string {
 const MaxMissingKeys = 1000
 
 // Flags is a flag set as the counter sees it: its flags by index, the
-// index an evaluation reports. Some indexes may hold no flag.
+// index an evaluation reports.
 type Flags interface {
-	// Slots is one more than the largest index.
-	Slots() int
-	// FlagKey is the key of the flag at index i, "" when there is none.
+	// Len is how many flags there are, at indexes 0 to Len()-1.
+	Len() int
+	// FlagKey is the key of the flag at index i.
 	FlagKey(i int) string
 	// VariantCount is how many variants the flag at index i has.
 	VariantCount(i int) int
@@ -156,11 +156,8 @@ func (c *Counter) Attach(t *Table) (removed map[string]FlagUsage, unused int) {
 		return nil, 0
 	}
 	sec := time.Now().Unix()
-	for j := range old.flags.Slots() {
+	for j := range old.flags.Len() {
 		key := old.flags.FlagKey(j)
-		if key == "" {
-			continue
-		}
 		i := t.flags.Index(key)
 		if i >= 0 {
 			if k := old.cells[j].Load(); k != nil {
@@ -360,10 +357,8 @@ func (c *Counter) Snapshot(now time.Time) Usage {
 	defer c.mu.Unlock()
 	u := Usage{Since: c.since, Flags: map[string]FlagUsage{}}
 	if t := c.current; t != nil {
-		for i := range t.flags.Slots() {
-			if key := t.flags.FlagKey(i); key != "" {
-				u.Flags[key] = c.keyUsage(t, i, sec)
-			}
+		for i := range t.flags.Len() {
+			u.Flags[t.flags.FlagKey(i)] = c.keyUsage(t, i, sec)
 		}
 	}
 	u.Missing, u.MissingDropped = c.missing.snapshot()

@@ -17,7 +17,7 @@ type Table struct {
 // NewTable returns the table of the flag set flags, to attach before the
 // set is evaluated.
 func (c *Counter) NewTable(flags Flags) *Table {
-	return &Table{c: c, flags: flags, cells: make([]atomic.Pointer[cell], flags.Slots())}
+	return &Table{c: c, flags: flags, cells: make([]atomic.Pointer[cell], flags.Len())}
 }
 
 // Served counts an evaluation of the flag at index i that served its

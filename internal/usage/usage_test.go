@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,7 +12,7 @@ import (
 )
 
 // set is a flag set as the counter sees it: keys by index, with their
-// variants, and an empty index between two flags, as a hash table has.
+// variants.
 type set struct {
 	keys     []string
 	variants [][]string
@@ -20,23 +21,18 @@ type set struct {
 func newSet(flags ...any) *set {
 	s := &set{}
 	for i := 0; i < len(flags); i += 2 {
-		s.keys = append(s.keys, flags[i].(string), "")
-		s.variants = append(s.variants, flags[i+1].([]string), nil)
+		s.keys = append(s.keys, flags[i].(string))
+		s.variants = append(s.variants, flags[i+1].([]string))
 	}
 	return s
 }
 
-func (s *set) Slots() int                  { return len(s.keys) }
+func (s *set) Len() int                    { return len(s.keys) }
 func (s *set) FlagKey(i int) string        { return s.keys[i] }
 func (s *set) VariantCount(i int) int      { return len(s.variants[i]) }
 func (s *set) VariantName(i, j int) string { return s.variants[i][j] }
 func (s *set) Index(key string) int {
-	for i, k := range s.keys {
-		if k == key && k != "" {
-			return i
-		}
-	}
-	return -1
+	return slices.Index(s.keys, key)
 }
 
 var onOff = []string{"on", "off"}
@@ -51,13 +47,13 @@ func TestAttachCarriesCountsByKeyAndVariants(t *testing.T) {
 	c := NewCounter(time.Now())
 	v1 := attach(c, newSet("b", onOff, "r", onOff))
 	v1.Served(0, 0)
-	v1.Served(2, 0)
+	v1.Served(1, 0)
 	v1.Failed(0, TypeMismatch)
 	var nope tally
 	nope.miss(v1, "nope")
 	// An evaluation still running on v1 when v2 replaces it counts with v2's.
 	v2 := attach(c, newSet("r", onOff, "b", onOff))
-	v1.Served(2, 1)
+	v1.Served(1, 1)
 	v2.Served(0, 1)
 	if removed, unused := c.Attach(v2); removed != nil || unused != 0 {
 		t.Errorf("attached again: removed %v and %d others", removed, unused)
@@ -79,7 +75,7 @@ func TestAttachReportsRemovedFlags(t *testing.T) {
 	c := NewCounter(time.Now())
 	v1 := attach(c, newSet("b", onOff, "r", onOff, "x", onOff))
 	v1.Served(0, 0)
-	v1.Unserved(4)
+	v1.Unserved(2)
 	removed, unused := c.Attach(c.NewTable(newSet("x", onOff)))
 	if len(removed) != 1 || removed["b"].Evaluations != 1 || unused != 1 {
 		t.Errorf("removed %+v and %d others", removed, unused)
