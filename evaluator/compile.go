@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 )
 
 // opcode names one operator of the targeting language.
@@ -143,8 +142,8 @@ type node struct {
 	one  *node
 	v    *varSpec
 	// x is what the operator works out at load: set for every node of in,
-	// sem_ver, missing, missing_some, fractional and opBroken, and for a
-	// var of a computed path; nil for the others.
+	// sem_ver, missing, missing_some, fractional and opBroken; nil for the
+	// others.
 	x *nodeExtra
 }
 
@@ -159,9 +158,6 @@ type nodeExtra struct {
 	// reads them.
 	names  []varSpec
 	broken *brokenPart // opBroken: what it answers
-	// lastPath is where a var of a computed path keeps the path it split
-	// last (see env.dynVar).
-	lastPath atomic.Pointer[dynPath]
 }
 
 // name is the operator as the rule writes it.
@@ -217,13 +213,6 @@ type compiler struct {
 	// shared by the flags a loader compiles: each links to its parent, which
 	// would put every one on the heap.
 	locs []loc
-	// paths are the var paths split so far, shared by the rules that read
-	// the same ones: a set reads the same few attributes thousands of times.
-	paths map[string]path
-	// consts are the scalar constants of the rules compiled so far, by
-	// value, and rule numbers the rule being compiled among them.
-	consts map[constKey]*sharedConst
-	rule   int
 }
 
 // locChunk is how many locations the compiler allocates at once.
@@ -276,7 +265,7 @@ func broken(err error, null bool) *node {
 // be known at load: a var of a computed path, which the checks around it
 // take for a value computed at evaluation. Its flag is broken.
 func unknown() *node {
-	return &node{op: opVar, v: &varSpec{dyn: &node{op: opConst, lit: null}}, x: &nodeExtra{}}
+	return &node{op: opVar, v: &varSpec{dyn: &node{op: opConst, lit: null}}}
 }
 
 // unresolvedRef takes the place of a {"$ref": …} that names nothing when

@@ -1,7 +1,7 @@
 package evaluator
 
-// Compiling var: the paths a rule reads, the slots that remember what an
-// evaluation read, and the legacy fractionalEvaluation.
+// Compiling var, the paths a rule reads, and the legacy
+// fractionalEvaluation.
 
 import (
 	"encoding/json"
@@ -21,82 +21,6 @@ type varSpec struct {
 	local  bool // "" and ".x" are never looked up in enclosing scopes
 	plain  bool // the path starts with a context attribute (not $flagd)
 	single bool // and has only that one segment
-	// Where an evaluation keeps the attribute a plain path starts with, when
-	// the rule reads it more than once: env.memo[memoIdx], present when
-	// env.have has memoBit. memoBit is 0 for an attribute not kept.
-	memoBit, memoIdx uint8
-}
-
-// maxMemo is how many attributes one evaluation remembers. A rule rarely
-// reads more than a few attributes twice, and each slot is zeroed on every
-// evaluation.
-const maxMemo = 4
-
-// assignSlots gives the attributes a rule reads more than once a memo slot,
-// so that each is looked up in the caller's context once per evaluation:
-// a lookup is a hashed map access, the largest part of a condition's cost.
-func assignSlots(rule *node) {
-	var buf [32]*varSpec
-	specs := buf[:0]
-	eachNode(rule, func(n *node) {
-		if len(specs) == maxMemoScan {
-			return
-		}
-		if n.op == opVar && n.v != nil && n.v.plain && n.v.dyn == nil && len(n.v.path.parts) > 0 {
-			specs = append(specs, n.v)
-		}
-		if n.op == opFractional && n.x.fraction != nil && n.x.fraction.tk != nil {
-			fr := n.x.fraction
-			specs = append(specs, fr.tk)
-		}
-	})
-	// Rules read few attributes: comparing names pairwise is cheaper than
-	// a map, and the scan is bounded for rules that read many.
-	var used uint8
-	for i, v := range specs {
-		if v.memoBit != 0 {
-			continue
-		}
-		name := v.path.parts[0]
-		shared := false
-		for _, w := range specs[i+1:] {
-			if w.path.parts[0] == name {
-				shared = true
-				w.memoIdx, w.memoBit = used, 1<<used
-			}
-		}
-		if shared {
-			v.memoIdx, v.memoBit = used, 1<<used
-			if used++; used == maxMemo {
-				return
-			}
-		}
-	}
-}
-
-// maxMemoScan bounds the vars assignSlots compares.
-const maxMemoScan = 256
-
-// eachNode calls fn for n and every node beneath it.
-func eachNode(n *node, fn func(*node)) {
-	if n == nil {
-		return
-	}
-	fn(n)
-	for _, a := range n.args {
-		eachNode(a, fn)
-	}
-	eachNode(n.one, fn)
-	if n.v != nil {
-		eachNode(n.v.dyn, fn)
-	}
-	if n.op == opFractional && n.x.fraction != nil {
-		fr := n.x.fraction
-		eachNode(fr.by, fn)
-		for _, x := range fr.exprs {
-			eachNode(x, fn)
-		}
-	}
 }
 
 type varMode uint8
@@ -116,12 +40,12 @@ func (c *compiler) compileVar(n *node, raw any, at *loc) {
 	} else {
 		argNode, _ := c.compile(raw, at)
 		if !argNode.isConst() {
-			n.v, n.x = &varSpec{dyn: argNode}, &nodeExtra{}
+			n.v = &varSpec{dyn: argNode}
 			return
 		}
 		arg = argNode.lit
 	}
-	spec, why := varSpecOf(arg, c.paths)
+	spec, why := varSpecOf(arg)
 	if why != "" {
 		c.fail(compileErr(at, "%s", why))
 		return
@@ -134,8 +58,8 @@ func (c *compiler) compileVar(n *node, raw any, at *loc) {
 
 // varSpecOf reads what var does with an argument that is a value: a path
 // string, a number (read as its decimal text), or [path, default]; why says
-// what is wrong with the other shapes.
-func varSpecOf(arg value, paths map[string]path) (spec varSpec, why string) {
+// what is wrong with the other shapes. It allocates nothing for a string.
+func varSpecOf(arg value) (spec varSpec, why string) {
 	switch arg.k {
 	case kNull:
 		spec.mode = varNull
@@ -162,9 +86,9 @@ func varSpecOf(arg value, paths map[string]path) (spec varSpec, why string) {
 	default:
 		return spec, "var path must be a string, a number or [path, default]"
 	}
-	spec.path = splitPathIn(paths, arg.str())
-	spec.plain = len(spec.path.parts) > 0 && spec.path.parts[0] != flagdKey
-	spec.single = spec.plain && len(spec.path.parts) == 1
+	spec.path = splitPath(arg.str())
+	spec.plain = spec.path.first != "" && spec.path.first != flagdKey
+	spec.single = spec.plain && spec.path.rest == ""
 	return spec, ""
 }
 

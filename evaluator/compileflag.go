@@ -99,14 +99,13 @@ func (l *loader) compileFields(fd *flagDef, def *defFields) (*flag, []FlagProble
 	var problems []FlagProblem
 	add := func(err error, at ...string) { problems = append(problems, fd.problemAt(err, at...)) }
 	variantsOK := true
-	for _, p := range f.setVariants(def, l) {
+	for _, p := range f.setVariants(def) {
 		add(p.err, p.at...)
 		variantsOK = variantsOK && len(p.at) > 1 // one variant's problem
 	}
 	if err := f.setDefault(defaultVariant, variantsOK); err != nil {
 		add(err, "defaultVariant")
 	}
-	shared := l.shareVariants(f)
 	whole := len(problems) > 0
 	for _, p := range refProblems {
 		add(p.err, p.at...)
@@ -128,7 +127,9 @@ func (l *loader) compileFields(fd *flagDef, def *defFields) (*flag, []FlagProble
 		// The rest of the rule answers as usual, as in flagd.
 		problems[i].WhenReached = true
 	}
-	l.putRule(f, rule, shared)
+	if rule != nil {
+		f.rule, f.keyRef = rule, f.key
+	}
 	return f, problems
 }
 
@@ -159,17 +160,6 @@ func mergeMetadata(setMeta, flagMeta map[string]any) map[string]any {
 	return nil
 }
 
-// putRule puts a usable flag's compiled rule in place; boxed are its
-// variants as shareVariants shared them.
-func (l *loader) putRule(f *flag, rule *node, boxed *sharedVariants) {
-	if rule != nil {
-		assignSlots(rule)
-		f.shareNamesWith(rule, boxed)
-		f.rule = rule
-		f.keyRef = f.key
-	}
-}
-
 // breakWith makes f answer PARSE_ERROR because of err, which is written at
 // path.
 func (f *flag) breakWith(err error, path []string) *flag {
@@ -184,11 +174,10 @@ type issue struct {
 	err error
 }
 
-// setVariants reads the "variants" object into the loader's scratch, which
-// f.vals is then a view of (shareVariants gives f its own). Every variant
-// is read, so that each one's problem is reported: a variant is of the
-// wrong type when it differs from the first (in name order) that can be.
-func (f *flag) setVariants(def *defFields, l *loader) []issue {
+// setVariants reads the "variants" object. Every variant is read, so that
+// each one's problem is reported: a variant is of the wrong type when it
+// differs from the first (in name order) that can be.
+func (f *flag) setVariants(def *defFields) []issue {
 	if def.variantMembers == nil {
 		if def.variants == nil {
 			return []issue{{[]string{"variants"}, fmt.Errorf(`"variants" is missing`)}}
@@ -202,8 +191,7 @@ func (f *flag) setVariants(def *defFields, l *loader) []issue {
 	if len(list) > maxScannedVariants {
 		f.variants = make(map[string]int, len(list))
 	}
-	f.vals = slices.Grow(l.vals[:0], len(list))[:len(list)]
-	l.vals = f.vals
+	f.vals = make([]variant, len(list))
 	var problems []issue
 	first := -1 // the first variant read, whose type the others must have
 	for i, m := range list {
@@ -339,12 +327,7 @@ func (l *loader) compileRule(fd *flagDef, targeting any) (rule *node, problems [
 	}
 	// Nothing keeps a location once the rule is compiled: its errors
 	// spell theirs out.
-	if l.paths == nil {
-		l.paths = make(map[string]path)
-		l.consts = make(map[constKey]*sharedConst)
-	}
-	l.rules++
-	c := compiler{locs: l.locs[:0], paths: l.paths, consts: l.consts, rule: l.rules}
+	c := compiler{locs: l.locs[:0]}
 	rule, _ = c.compile(targeting, c.loc(root("targeting")))
 	l.locs = c.locs[:0]
 	if c.usesLegacy {
@@ -365,51 +348,4 @@ func legacyWarning(rewritten []any) string {
 		return msg
 	}
 	return msg + ": " + string(b)
-}
-
-// shareNamesWith makes the rule's constant strings that name a variant
-// hold the variant's own name string, so that comparing the name a rule
-// returned with the variants usually finds the same bytes at once (see
-// variant); sh keeps the boxed names of variants that flags share.
-func (f *flag) shareNamesWith(rule *node, sh *sharedVariants) {
-	if f.variants != nil {
-		return
-	}
-	var boxed []any // each variant's name as a value's ref, made once
-	if sh != nil {
-		boxed = sh.boxed
-		defer func() { sh.boxed = boxed }()
-	}
-	share := func(v *value) {
-		if v.k != kStr {
-			return
-		}
-		s, ok := v.ref.(string)
-		if !ok {
-			return
-		}
-		for i := range f.vals {
-			if f.vals[i].name == s {
-				if boxed == nil {
-					boxed = make([]any, len(f.vals))
-				}
-				if boxed[i] == nil {
-					boxed[i] = f.vals[i].name
-				}
-				v.ref = boxed[i]
-				return
-			}
-		}
-	}
-	eachNode(rule, func(n *node) {
-		if n.op == opConst {
-			share(&n.lit)
-		}
-		if n.op == opFractional && n.x.fraction != nil {
-			fr := n.x.fraction
-			for i := range fr.variants {
-				share(&fr.variants[i])
-			}
-		}
-	})
 }

@@ -30,11 +30,6 @@ type env struct {
 	base   int // scopes below base are hidden from the current evaluation
 
 	trace *tracer // records the evaluation for Explain; nil otherwise
-
-	// The attributes the rule reads more than once, by varSpec.memoIdx,
-	// once looked up; have holds the memoBit of each.
-	memo [maxMemo]any
-	have uint8
 }
 
 // atRoot reports whether a var reads the caller's data as it is: the
@@ -105,7 +100,7 @@ const (
 // var does: objects by key, arrays by the segment read as a number
 // (badly formed numbers read as 0). ok is false when the step is impossible
 // or lands outside an array, which makes var answer its default.
-func (e *env) child(v value, part string, idx int) (value, bool) {
+func (e *env) child(v value, part string) (value, bool) {
 	switch v.k {
 	case kRoot:
 		return e.rootGet(part), true
@@ -122,6 +117,8 @@ func (e *env) child(v value, part string, idx int) (value, bool) {
 	case kReduce:
 		return v.ref.(*reduceState).get(part), true
 	case kArr:
+		f, _ := parseFloat(part)
+		idx := toInt(f)
 		if idx < 0 || idx >= arrLen(v) {
 			return null, false
 		}
@@ -130,47 +127,35 @@ func (e *env) child(v value, part string, idx int) (value, bool) {
 	return null, false
 }
 
-// path is a var path split once, at load, with each segment's array index
-// precomputed.
+// path is a var path as written ("user.tier"), with its first segment,
+// which a var of the context looks up in the caller's map, apart. Its
+// segments are found as it is walked (see nextSegment): splitting a path
+// computed at evaluation would allocate.
 type path struct {
-	parts []string
-	idx   []int
+	text  string // as written
+	first string // the first segment, "" for none
+	rest  string // what follows first, "" when no other segment does
 }
 
 func splitPath(s string) path {
-	n := 0
-	for part := range strings.SplitSeq(s, ".") {
-		if part != "" {
-			n++
-		}
+	first, rest := nextSegment(s)
+	if next, _ := nextSegment(rest); next == "" {
+		rest = ""
 	}
-	if n == 0 {
-		return path{}
-	}
-	p := path{parts: make([]string, 0, n), idx: make([]int, 0, n)}
-	for part := range strings.SplitSeq(s, ".") {
-		if part == "" {
-			continue
-		}
-		f, _ := parseFloat(part)
-		p.parts = append(p.parts, part)
-		p.idx = append(p.idx, toInt(f))
-	}
-	return p
+	return path{text: s, first: first, rest: rest}
 }
 
-// splitPathIn is splitPath through paths, when there are any: a path's
-// slices are never written once split, so rules can share them.
-func splitPathIn(paths map[string]path, s string) path {
-	if paths == nil {
-		return splitPath(s)
+// nextSegment is the first segment of the dotted path p, "" for none, and
+// what follows it. Empty segments ("a..b") are skipped, as the reference
+// engine skips them.
+func nextSegment(p string) (seg, rest string) {
+	for p != "" {
+		seg, p, _ = strings.Cut(p, ".")
+		if seg != "" {
+			return seg, p
+		}
 	}
-	if p, ok := paths[s]; ok {
-		return p
-	}
-	p := splitPath(s)
-	paths[s] = p
-	return p
+	return "", ""
 }
 
 // walk follows p from data; def is answered for anything missing or null.
@@ -178,40 +163,47 @@ func (e *env) walk(data value, p *path, def value) value {
 	if data.k == kNull {
 		return def
 	}
-	return e.walkFrom(data, p, 0, def)
+	return e.walkFrom(data, p.text, def)
 }
 
-// walkFrom follows p from its segment i on.
-func (e *env) walkFrom(cur value, p *path, i int, def value) value {
-	for ; i < len(p.parts); i++ {
-		if m, ok := cur.ref.(map[string]any); ok {
-			x, _ := mapGet(m, p.parts[i])
-			return e.walkRaw(x, p, i+1, def)
+// walkFrom follows the dotted path p from cur.
+func (e *env) walkFrom(cur value, p string, def value) value {
+	for {
+		seg, rest := nextSegment(p)
+		if seg == "" {
+			return cur
 		}
-		next, ok := e.child(cur, p.parts[i], p.idx[i])
+		if m, ok := cur.ref.(map[string]any); ok {
+			x, _ := mapGet(m, seg)
+			return e.walkRaw(x, rest, def)
+		}
+		next, ok := e.child(cur, seg)
 		if !ok || next.k == kNull {
 			return def
 		}
-		cur = next
+		cur, p = next, rest
 	}
-	return cur
 }
 
-// walkRaw follows p from segment i on, starting at a context value x.
-// Objects from a context are mostly map[string]any: stepping through them
-// as they are is cheaper than making a value of each level.
-func (e *env) walkRaw(x any, p *path, i int, def value) value {
-	for ; i < len(p.parts); i++ {
+// walkRaw follows the dotted path p from a context value x. Objects from
+// a context are mostly map[string]any: stepping through them as they are
+// is cheaper than making a value of each level.
+func (e *env) walkRaw(x any, p string, def value) value {
+	for {
+		seg, rest := nextSegment(p)
+		if seg == "" {
+			return orDefault(x, def)
+		}
 		m, ok := x.(map[string]any)
 		if !ok {
 			if x == nil {
 				return def
 			}
-			return e.walkFrom(fromAny(x), p, i, def)
+			return e.walkFrom(fromAny(x), p, def)
 		}
-		x, _ = mapGet(m, p.parts[i])
+		x, _ = mapGet(m, seg)
+		p = rest
 	}
-	return orDefault(x, def)
 }
 
 // orDefault is what var answers for the context value x at the end of its
@@ -236,31 +228,11 @@ func (e *env) attr(key string) any {
 	return v
 }
 
-// rootAttr is the attribute a plain var's path starts with, looked up once
-// per evaluation when the rule reads it more than once. The context and the
-// enrichment do not change during an evaluation, whatever the scope.
-func (e *env) rootAttr(v *varSpec) any {
-	if e.have&v.memoBit != 0 {
-		return e.memo[v.memoIdx&(maxMemo-1)]
-	}
-	return e.lookUp(v)
-}
-
-// lookUp is rootAttr's first lookup of an attribute.
-func (e *env) lookUp(v *varSpec) any {
-	x := e.attr(v.path.parts[0])
-	if v.memoBit != 0 {
-		e.memo[v.memoIdx&(maxMemo-1)] = x
-		e.have |= v.memoBit
-	}
-	return x
-}
-
 // getVar is the reference engine's var applied to an already evaluated
 // argument (see varSpecOf). The second result is false when the argument
 // is of a shape the reference engine fails on.
 func (e *env) getVar(arg value, data value) (value, bool) {
-	spec, why := varSpecOf(arg, nil)
+	spec, why := varSpecOf(arg)
 	if why != "" {
 		// Booleans and objects only fail once they are split as a path, which
 		// the reference engine never reaches for null data.

@@ -1,9 +1,6 @@
 package evaluator
 
-import (
-	"errors"
-	"strings"
-)
+import "errors"
 
 // argBuf holds evaluated arguments on the stack for the common arities.
 type argBuf [6]value
@@ -41,10 +38,7 @@ func (e *env) eval(n *node) value {
 	}
 	if n.op == opVar && n.v.plain && e.atRoot() {
 		// The most common node, a context attribute, before the dispatch.
-		if n.v.single {
-			return orDefault(e.rootAttr(n.v), n.v.def)
-		}
-		return e.walkRaw(e.rootAttr(n.v), &n.v.path, 1, n.v.def)
+		return e.walkRaw(e.attr(n.v.path.first), n.v.path.rest, n.v.def)
 	}
 	switch n.op {
 	case opConst:
@@ -187,40 +181,13 @@ func (e *env) varIn(n *node, data value) value {
 		saved := e.hideScopes()
 		arg := e.evalIn(spec.dyn, data)
 		e.base = saved
-		v, ok := e.dynVar(n, arg, data)
+		v, ok := e.getVar(arg, data)
 		if !ok {
 			return e.fail(&evalError{op: "var", msg: "path must be a string, a number or [path, default]"})
 		}
 		return v
 	}
 	return e.applyVar(spec, data)
-}
-
-// dynPath is the path a var computed last, split: a computed path is most
-// often the same from one evaluation to the next, and splitting it
-// allocates.
-type dynPath struct {
-	key  string
-	spec varSpec
-}
-
-// dynVar is getVar for the var n, whose path computed to arg. The last
-// path it split is kept in n.x.lastPath.
-func (e *env) dynVar(n *node, arg value, data value) (value, bool) {
-	if arg.k != kStr {
-		return e.getVar(arg, data)
-	}
-	s := arg.str()
-	kept := &n.x.lastPath
-	last := kept.Load()
-	if last == nil || last.key != s {
-		spec, _ := varSpecOf(arg, nil) // every string is a path
-		// The key is copied: the path may be a string of the caller's
-		// context, which the flag set must not keep.
-		last = &dynPath{key: strings.Clone(s), spec: spec}
-		kept.Store(last)
-	}
-	return e.applyVar(&last.spec, data), true
 }
 
 // applied evaluates n where the reference engine "applies" a rule fragment

@@ -277,7 +277,14 @@ func varText(v *varSpec) string {
 	if v.dyn != nil {
 		return ""
 	}
-	return strings.Join(v.path.parts, ".")
+	var segs []string
+	for p := v.path.text; ; {
+		var seg string
+		if seg, p = nextSegment(p); seg == "" {
+			return strings.Join(segs, ".")
+		}
+		segs = append(segs, seg)
+	}
 }
 
 // setPaths spells the rule path of every step, and puts the constant and

@@ -5,11 +5,9 @@ package evaluator
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
-	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -116,77 +114,10 @@ type loader struct {
 	// warnings are the flag set's own, then those of the flag being
 	// compiled until compileDef moves them to its definition.
 	warnings []warning
-	scratch  []byte // reused by fingerprint
-	noRefs   bool   // the document has no "$ref" anywhere
-	// shared holds the variants of the flags compiled so far, by their
-	// form in vscratch: thousands of flags have the same few.
-	shared   map[string]*sharedVariants
-	vscratch []byte
+	scratch  []byte     // reused by fingerprint
+	noRefs   bool       // the document has no "$ref" anywhere
 	prev     *flagIndex // the flags of WithPrevious, when they can be reused
-	vals     []variant  // read by setVariants, before shareVariants
 	locs     []loc      // reused by compileRule's compilers
-	paths    map[string]path
-	consts   map[constKey]*sharedConst
-	rules    int // compiled by compileRule
-}
-
-// sharedVariants are variants that flags share, with their names boxed
-// for shareNames once one of them has a rule.
-type sharedVariants struct {
-	vals  []variant
-	boxed []any
-}
-
-// shareVariants gives f variants of its own, which setVariants left in
-// the loader's scratch: those of an earlier flag with the same, or a copy.
-func (l *loader) shareVariants(f *flag) *sharedVariants {
-	key, shareable := l.variantsKey(f)
-	if shareable {
-		if sh, ok := l.shared[string(key)]; ok {
-			f.vals = sh.vals
-			return sh
-		}
-	}
-	f.vals = slices.Clone(f.vals)
-	if !shareable {
-		return nil
-	}
-	if l.shared == nil {
-		l.shared = make(map[string]*sharedVariants)
-	}
-	sh := &sharedVariants{vals: f.vals}
-	l.shared[string(key)] = sh
-	return sh
-}
-
-// variantsKey writes f's variants in a form equal for equal variants;
-// shareable is false with an object among them, or too many to scan.
-func (l *loader) variantsKey(f *flag) (key []byte, shareable bool) {
-	if f.variants != nil {
-		return nil, false
-	}
-	b := l.vscratch[:0]
-	for i := range f.vals {
-		v := &f.vals[i]
-		if v.k == kObj {
-			return nil, false
-		}
-		b = binary.AppendUvarint(b, uint64(len(v.name)))
-		b = append(b, v.name...)
-		b = append(b, byte(v.k), boolByte(v.b), boolByte(v.intOK))
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v.f))
-		b = binary.AppendUvarint(b, uint64(len(v.s)))
-		b = append(b, v.s...)
-	}
-	l.vscratch = b
-	return b, true
-}
-
-func boolByte(b bool) byte {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func (l *loader) warn(flag string, at []string, msg string) {

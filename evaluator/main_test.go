@@ -14,7 +14,3 @@ func TestMain(m *testing.M) {
 
 // flag returns the flag with key, or nil.
 func (s *FlagSet) flag(key string) *flag { return s.index.get(key) }
-
-// shareNames is shareNamesWith for a flag whose variants no other flag
-// shares.
-func (f *flag) shareNames(rule *node) { f.shareNamesWith(rule, nil) }

@@ -51,7 +51,7 @@ func (e *env) eq(n *node) value {
 func (e *env) compareTwo(n *node) value {
 	var a, b value
 	if n.attrConst && e.atRoot() {
-		attr := e.rootAttr(n.args[0].v)
+		attr := e.attr(n.args[0].v.path.first)
 		if v, ok := attrAgainstConst(n, attr); ok {
 			return v
 		}

@@ -17,7 +17,7 @@ func (e *env) affix(n *node) value {
 		// The usual shape, a context attribute and a constant affix, read
 		// straight from the context's own string.
 		if a, b := n.args[0], n.args[1]; b.op == opConst && b.lit.k == kStr && a.op == opVar && a.v.plain && a.v.single && e.atRoot() {
-			if s, ok := e.rootAttr(a.v).(string); ok && validText(s) {
+			if s, ok := e.attr(a.v.path.first).(string); ok && validText(s) {
 				if n.op == opStartsWith {
 					return boolVal(strings.HasPrefix(s, b.lit.str()))
 				}
@@ -87,7 +87,7 @@ func (e *env) semver(n *node) value {
 		// The usual shape, a context attribute against a constant
 		// version, read straight from the context's own string.
 		if a := n.args[0]; a.op == opVar && a.v.plain && a.v.single && e.atRoot() {
-			if s, ok := e.rootAttr(a.v).(string); ok && validText(s) {
+			if s, ok := e.attr(a.v.path.first).(string); ok && validText(s) {
 				var left semver.Version
 				lok := semver.ParseInto(s, &left)
 				if pre.op == semver.Invalid || !lok || !pre.rightOK {
@@ -144,9 +144,6 @@ type fracSpec struct {
 	variants  []value
 	exprs     []*node // per bucket, the variant's expression; nil when variants holds it
 	exprCount int     // how many variants are expressions
-	// tk reads the targeting key when there is no bucketing expression, as
-	// a var would, so that a rule that also reads it looks it up once.
-	tk *varSpec
 }
 
 // maxComputedVariants bounds the stack buffer for variants that are
@@ -196,8 +193,6 @@ func precomputeFractional(n *node, at *loc) (*fracSpec, error) {
 	if first := n.args[0]; first.op != opArray && !(first.isConst() && first.lit.k == kArr) {
 		spec.by = first
 		buckets = n.args[1:]
-	} else {
-		spec.tk = &varSpec{path: splitPath(targetingKeyKey), plain: true, single: true}
 	}
 	offset := len(n.args) - len(buckets) // the bucketing expression, if any
 	weights := make([]float64, 0, len(buckets))
@@ -320,7 +315,7 @@ func (e *env) pickBucket(spec *fracSpec, by value) int {
 	if spec.table == nil {
 		return -1
 	}
-	h, ok := e.bucketHash(spec.by != nil, by, spec.tk)
+	h, ok := e.bucketHash(spec.by != nil, by)
 	if e.trace != nil {
 		return e.tracePick(spec, by, h, ok)
 	}
@@ -398,7 +393,7 @@ func (e *env) fractionalOf(list []value, isList bool) value {
 	if err != nil {
 		return null
 	}
-	h, ok := e.bucketHash(hasBy, by, nil)
+	h, ok := e.bucketHash(hasBy, by)
 	var i int
 	switch {
 	case e.trace != nil:
@@ -427,7 +422,7 @@ func (e *env) traceOf(w *fracWork, h uint32, weights []uint32, buckets []value) 
 // bucketHash hashes the bucketing input of the configured version. Without
 // a bucketing value (or, before v3, with a null one) the input comes from
 // the flag key and a non-empty targeting key.
-func (e *env) bucketHash(hasBy bool, by value, tk *varSpec) (uint32, bool) {
+func (e *env) bucketHash(hasBy bool, by value) (uint32, bool) {
 	v := e.fs.version
 	if bucketsByValue(v, hasBy, by) {
 		if s, ok := by.ref.(string); ok && by.k == kStr {
@@ -448,12 +443,7 @@ func (e *env) bucketHash(hasBy bool, by value, tk *varSpec) (uint32, bool) {
 	}
 	// An empty targeting key is none, as in OpenFeature and in the flagd
 	// daemon, whatever the version.
-	var key value
-	if tk != nil {
-		key = fromAny(e.rootAttr(tk))
-	} else {
-		key = e.rootGet(targetingKeyKey)
-	}
+	key := e.rootGet(targetingKeyKey)
 	if key.k != kStr || key.str() == "" {
 		return 0, false
 	}

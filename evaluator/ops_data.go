@@ -94,7 +94,7 @@ func precomputeNames(n *node) []varSpec {
 	}
 	specs := make([]varSpec, len(names))
 	for i, name := range names {
-		spec, why := varSpecOf(name, nil)
+		spec, why := varSpecOf(name)
 		if why != "" {
 			return nil
 		}

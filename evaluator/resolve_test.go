@@ -8,9 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
-
-	"github.com/flagsnap/flagsnap/fractional"
 )
 
 // resolutionDoc has a flag for every row of the resolution table.
@@ -418,10 +415,8 @@ func TestComputedVarPath(t *testing.T) {
 	}
 }
 
-// Attributes a rule reads more than once are looked up once per
-// evaluation, and evaluations do not share what they remembered. (Reads
-// inside iterations are checked against the reference engine by the
-// differential tests, which compile with the same slots.)
+// A rule that reads the same attributes more than once, in comparisons of
+// each kind, answers as each comparison says.
 func TestRepeatedAttributes(t *testing.T) {
 	set := mustLoad(t, `{"flags": {"f": {"state": "ENABLED", "defaultVariant": "off",
 	  "variants": {"on": "on", "off": "off", "mid": "mid"},
@@ -437,16 +432,6 @@ func TestRepeatedAttributes(t *testing.T) {
 	    "on",
 	    {"==": [{"var": "tier"}, "bronze"]}, "mid",
 	    "off"]}}}}`)
-	n := set.flag("f").rule
-	kept := map[string]bool{}
-	eachNode(n, func(n *node) {
-		if n.op == opVar && n.v.memoBit != 0 {
-			kept[n.v.path.parts[0]] = true
-		}
-	})
-	if len(kept) != maxMemo || !kept["tier"] || !kept["a"] || !kept["b"] || !kept["c"] {
-		t.Errorf("attributes kept: %v, want tier, a, b and c (the first %d read twice)", kept, maxMemo)
-	}
 	for _, c := range []struct {
 		ctx  map[string]any
 		want string
@@ -463,89 +448,15 @@ func TestRepeatedAttributes(t *testing.T) {
 	}
 }
 
-// The constants of a rule that name a variant, in an if and in fractional
-// buckets, share the variant's string, which is what lets variant find
-// them by address; a name the rule computes is still found by its bytes.
-func TestSharedVariantNames(t *testing.T) {
-	set := mustLoad(t, `{"flags": {
-	  "if": {"state": "ENABLED", "defaultVariant": "off", "variants": {"on": true, "off": false},
-	    "targeting": {"if": [{"==": [{"var": "x"}, 1]}, "on", {"cat": ["o", "ff"]}]}},
-	  "frac": {"state": "ENABLED", "defaultVariant": "a", "variants": {"a": "A", "b": "B"},
-	    "targeting": {"fractional": [{"var": "k"}, ["a", 50], ["b", 50]]}}}}`)
-	names := func(key string) map[string]*byte {
-		m := map[string]*byte{}
-		for _, v := range set.flag(key).vals {
-			m[v.name] = unsafe.StringData(v.name)
-		}
-		return m
-	}
-	shared := 0
-	check := func(key string, v value) {
-		if v.k != kStr {
-			return
-		}
-		if p, ok := names(key)[v.str()]; ok {
-			if unsafe.StringData(v.str()) != p {
-				t.Errorf("%s: constant %q does not share the variant's string", key, v.str())
-			}
-			shared++
-		}
-	}
-	// The decoder interns short strings, so a document it reads shares them
-	// already; a document from elsewhere (YAML, a caller's map) does not.
-	// Unshare them, as such a document would have them.
-	unshare := func(v *value) {
-		if s, ok := v.ref.(string); ok {
-			v.ref = strings.Clone(s)
-		}
-	}
-	for _, key := range []string{"if", "frac"} {
-		eachNode(set.flag(key).rule, func(n *node) {
-			unshare(&n.lit)
-			if n.op == opFractional && n.x.fraction != nil {
-				for i := range n.x.fraction.variants {
-					unshare(&n.x.fraction.variants[i])
-				}
-			}
-		})
-		set.flag(key).shareNames(set.flag(key).rule)
-	}
-	for _, key := range []string{"if", "frac"} {
-		eachNode(set.flag(key).rule, func(n *node) {
-			if n.op == opConst {
-				check(key, n.lit)
-			}
-			if n.op == opFractional && n.x.fraction != nil {
-				for _, v := range n.x.fraction.variants {
-					check(key, v)
-				}
-			}
-		})
-	}
-	if shared != 3 {
-		t.Errorf("%d constants name a variant, want 3", shared)
-	}
-	for x, want := range map[int]bool{1: true, 2: false} {
-		if r := set.ResolveBool("if", !want, map[string]any{"x": x}); r.Value != want || r.Reason != ReasonTargetingMatch {
-			t.Errorf("x=%d: %v (%v, %v), want %v", x, r.Value, r.Reason, r.Err, want)
-		}
-	}
-}
-
-// A fractional without a bucketing expression reads the targeting key as
-// a var would, and shares its lookup with the rule's own reads of it (the
-// standard benchmark's form). The buckets are those of the same rule with
-// the lookup not shared.
-func TestFractionalSharesTargetingKey(t *testing.T) {
+// A fractional without a bucketing expression buckets by the targeting
+// key as it does by a var of another attribute that holds it.
+func TestFractionalBucketsByTargetingKey(t *testing.T) {
 	doc := func(first string) string {
 		return `{"flags": {"f": {"state": "ENABLED", "defaultVariant": "a",
 		  "variants": {"a": "a", "b": "b", "user-7": "user-7"},
 		  "targeting": {"fractional": [[{"var": "` + first + `"}], ["a", 50], ["b", 50]]}}}}`
 	}
 	shared, apart := mustLoad(t, doc("targetingKey")), mustLoad(t, doc("other"))
-	if tk := shared.flag("f").rule.x.fraction.tk; tk == nil || tk.memoBit == 0 {
-		t.Fatalf("the targeting key is not looked up once: %+v", tk)
-	}
 	seen := map[string]bool{}
 	for i := range 400 {
 		key := "user-" + strconv.Itoa(i)
@@ -558,20 +469,5 @@ func TestFractionalSharesTargetingKey(t *testing.T) {
 	}
 	if !seen["a"] || !seen["b"] {
 		t.Errorf("variants chosen: %v, want a and b", seen)
-	}
-	// The bucket is chosen from the remembered key, not from a lookup of
-	// its own: with a key remembered that the context does not hold, the
-	// bucket is that key's.
-	f := shared.flag("f")
-	tk := f.rule.x.fraction.tk
-	for i := range 50 {
-		key, remembered := "user-"+strconv.Itoa(i), "user-"+strconv.Itoa(i+1000)
-		var e env
-		e.fs, e.f, e.ctx, e.cur.k = shared, f, map[string]any{"targetingKey": key}, kRoot
-		e.memo[tk.memoIdx], e.have = remembered, tk.memoBit
-		h, ok := e.bucketHash(false, null, tk)
-		if want := fractional.HashDefault(shared.version, "f", remembered); !ok || h != want {
-			t.Fatalf("%s remembered as %s: hash %d %v, want %d", key, remembered, h, ok, want)
-		}
 	}
 }

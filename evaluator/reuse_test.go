@@ -184,8 +184,6 @@ func TestOp1RulesAsMaps(t *testing.T) {
 		if legacyWarning(c1.legacy) != legacyWarning(c2.legacy) {
 			t.Fatalf("%s: legacy warning %q, as maps %q", text, legacyWarning(c1.legacy), legacyWarning(c2.legacy))
 		}
-		assignSlots(n1)
-		assignSlots(n2)
 		for _, ctx := range ctxs {
 			v1, e1 := runRule(set, n1, "f", ctx)
 			v2, e2 := runRule(set, n2, "f", ctx)

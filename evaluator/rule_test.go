@@ -38,11 +38,7 @@ func decodeRule(t testing.TB, text string) any {
 // it will run with, which compiling does not need.
 func compileRule(raw any) (*node, error) {
 	var c compiler
-	n, err := c.compile(raw, nil)
-	if err == nil {
-		assignSlots(n) // as a flag set's loader does
-	}
-	return n, err
+	return c.compile(raw, nil)
 }
 
 // runRule evaluates a compiled rule for flag flagKey against ctx and

@@ -27,7 +27,7 @@ func bucketInput(t *testing.T, v fractional.Version, expr string, ctx map[string
 	if e.err != nil {
 		t.Fatalf("%s: %v", expr, e.err)
 	}
-	return e.bucketHash(true, by, nil)
+	return e.bucketHash(true, by)
 }
 
 type (
