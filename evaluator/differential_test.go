@@ -2190,7 +2190,7 @@ func FuzzLoad(f *testing.F) {
 		if len(doc) > 4096 {
 			t.Skip()
 		}
-		opts := []Option{WithFractionalVersion(diffVersions[int(sel)%len(diffVersions)]), WithClock(func() time.Time { return testNow })}
+		opts := []Option{WithFractionalVersion(diffVersions[int(sel)%len(diffVersions)]), withClock(func() time.Time { return testNow })}
 		if sel&0x80 != 0 {
 			opts = append(opts, WithStrict())
 		}

@@ -138,8 +138,9 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithClock sets the clock behind $flagd.timestamp (time.Now by default).
-func WithClock(now func() time.Time) Option {
+// withClock sets the clock behind $flagd.timestamp (time.Now by default),
+// for tests.
+func withClock(now func() time.Time) Option {
 	return func(c *config) {
 		if now != nil {
 			c.clock = now

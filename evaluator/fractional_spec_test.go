@@ -305,7 +305,7 @@ func TestFractionalExplainAgreesWithEvaluation(t *testing.T) {
 		if sets[id] == nil {
 			// A fixed clock keeps $flagd.timestamp, which a rule may hash,
 			// the same for Explain and Resolve.
-			set, err := Load([]byte(doc), WithFractionalVersion(v), WithClock(func() time.Time { return testNow }))
+			set, err := Load([]byte(doc), WithFractionalVersion(v), withClock(func() time.Time { return testNow }))
 			if err != nil {
 				t.Fatalf("%s: %v", doc, err)
 			}

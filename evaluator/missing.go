@@ -9,9 +9,9 @@ import (
 	"github.com/flagsnap/flagsnap/internal/suggest"
 )
 
-// MaxNamedMissingKeys is how many missing keys a flag set keeps an error
+// maxNamedMissingKeys is how many missing keys a flag set keeps an error
 // naming the key for (see NotFound).
-const MaxNamedMissingKeys = 1000
+const maxNamedMissingKeys = 1000
 
 // missingKeys keeps the errors of the keys asked of a flag set that it
 // does not define. An application that asks for a missing flag does so on
@@ -27,8 +27,8 @@ type missingKeys struct {
 // `flag "KEY" not found`, with `; did you mean "OTHER"?` when one of the
 // set's keys is close to it. The first time a key is asked for, the error
 // is made (and the set's keys searched); it is kept and shared after. Past
-// MaxNamedMissingKeys keys, it is ErrFlagNotFound, so that an application
-// that asks for ever new keys costs neither memory nor time.
+// a thousand keys, it is ErrFlagNotFound, so that an application that
+// asks for ever new keys costs neither memory nor time.
 func (s *FlagSet) NotFound(key string) *Error {
 	m := s.missing
 	if m == nil {
@@ -38,15 +38,15 @@ func (s *FlagSet) NotFound(key string) *Error {
 	if err, ok := errs[key]; ok {
 		return err
 	}
-	if len(errs) >= MaxNamedMissingKeys {
+	if len(errs) >= maxNamedMissingKeys {
 		return ErrFlagNotFound
 	}
 	return m.add(s.notFoundError(key))
 }
 
 // ForgetMissingKeys drops the errors NotFound keeps, so that the keys past
-// MaxNamedMissingKeys are named again: their caller counts missing keys
-// by window, and starts a new one.
+// the thousandth are named again: their caller counts missing keys by
+// window, and starts a new one.
 func (s *FlagSet) ForgetMissingKeys() {
 	if m := s.missing; m != nil {
 		m.mu.Lock()
@@ -72,7 +72,7 @@ func (m *missingKeys) add(err *Error) *Error {
 	if kept, ok := errs[err.Flag]; ok {
 		return kept
 	}
-	if len(errs) >= MaxNamedMissingKeys {
+	if len(errs) >= maxNamedMissingKeys {
 		return ErrFlagNotFound
 	}
 	next := make(map[string]*Error, len(errs)+1)

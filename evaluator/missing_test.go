@@ -79,7 +79,7 @@ func TestMissingKeyAllocatesOnce(t *testing.T) {
 
 func TestMissingKeysAreBounded(t *testing.T) {
 	set := mustLoad(t, missingDoc)
-	for i := range MaxNamedMissingKeys {
+	for i := range maxNamedMissingKeys {
 		if err := set.NotFound(fmt.Sprintf("k%d", i)); err == ErrFlagNotFound {
 			t.Fatalf("key %d: the shared error", i)
 		}

@@ -203,7 +203,7 @@ func TestFlagdPropertiesAndEnrichment(t *testing.T) {
 	           "targeting": {"var": "$flagd.flagKey"}},
 	  "who":  {"state": "ENABLED", "variants": {"user": "u", "sync": "s"}, "defaultVariant": "user",
 	           "targeting": {"var": "source"}}
-	}}`, WithClock(clock))
+	}}`, withClock(clock))
 	if r := set.ResolveString("time", "", map[string]any{"when": 1699999999}); r.Value != "past" {
 		t.Errorf("timestamp after: %+v", r)
 	}
