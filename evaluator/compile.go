@@ -124,7 +124,7 @@ const legacyFractional = "fractionalEvaluation"
 // node is one compiled operation. Arguments come in one of two shapes,
 // because the reference engine evaluates an operator's argument before
 // looking at it: a list written in the rule (args, list=true) or any other
-// expression whose value becomes the argument (one).
+// expression whose value becomes the argument (argExpr).
 type node struct {
 	op     opcode
 	nameID uint8 // the operator as written: opNames[nameID]
@@ -137,10 +137,10 @@ type node struct {
 	// would read as.
 	attrConst, exact bool
 
-	lit  value
-	args []*node
-	one  *node
-	v    *varSpec
+	lit     value
+	args    []*node
+	argExpr *node
+	v       *varSpec
 	// x is what the operator works out at load: set for every node of in,
 	// sem_ver, missing, missing_some, fractional and opBroken; nil for the
 	// others.

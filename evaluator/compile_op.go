@@ -76,13 +76,13 @@ func (c *compiler) compileArgs(n *node, raw any, at *loc) {
 		}
 		return
 	}
-	n.one, _ = c.compile(raw, at)
+	n.argExpr, _ = c.compile(raw, at)
 }
 
 // needsList rejects operators whose argument the reference engine always
 // fails on when it is not a list: a constant that is not an array.
 func needsList(n *node, at *loc) error {
-	if n.list || !n.one.isConst() || n.one.lit.k == kArr {
+	if n.list || !n.argExpr.isConst() || n.argExpr.lit.k == kArr {
 		return nil
 	}
 	return compileErr(at, "%s needs an array of arguments", n.name())
@@ -148,15 +148,15 @@ func (c *compiler) checkArgs(n *node, at *loc) {
 			c.fail(err)
 		}
 	case opCat:
-		if !n.list && n.one.isConst() && n.one.lit.k != kStr && n.one.lit.k != kArr {
+		if !n.list && n.argExpr.isConst() && n.argExpr.lit.k != kStr && n.argExpr.lit.k != kArr {
 			c.fail(compileErr(at, "cat needs a string or an array of arguments"))
 		}
 	case opMissing:
-		if !n.list && n.one.isConst() && n.one.lit.k != kStr && n.one.lit.k != kArr {
+		if !n.list && n.argExpr.isConst() && n.argExpr.lit.k != kStr && n.argExpr.lit.k != kArr {
 			c.fail(compileErr(at, "missing needs a name or an array of names"))
 		}
 	case opMerge:
-		if !n.list && n.one.isConst() && (n.one.lit.k == kNull || n.one.lit.isObject()) {
+		if !n.list && n.argExpr.isConst() && (n.argExpr.lit.k == kNull || n.argExpr.lit.isObject()) {
 			c.fail(compileErr(at, "merge needs values to merge"))
 		}
 	}

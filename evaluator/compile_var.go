@@ -1,7 +1,7 @@
 package evaluator
 
-// Compiling var, the paths a rule reads, and the legacy
-// fractionalEvaluation.
+// Compiling var and the legacy fractionalEvaluation, and reading the
+// constants of a rule.
 
 import (
 	"encoding/json"

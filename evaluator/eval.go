@@ -2,20 +2,37 @@ package evaluator
 
 import "errors"
 
-// argBuf holds evaluated arguments on the stack for the common arities.
-type argBuf [6]value
+// operands are an operator's arguments, evaluated by evalOperands: the
+// list written in the rule, or the value of the expression that computes
+// it, which is a list when it is an array. The list is kept in buf, on the
+// caller's stack, when it fits.
+type operands struct {
+	buf    [6]value
+	n      int     // the list is buf[:n] …
+	long   []value // … or this, when it does not fit
+	single value   // the value that is not a list
+	isList bool
+}
 
-// evalIn evaluates n with d as the data.
-func (e *env) evalIn(n *node, d value) value {
+// list is the list of the operands, empty when they are not one.
+func (o *operands) list() []value {
+	if o.long != nil {
+		return o.long
+	}
+	return o.buf[:o.n]
+}
+
+// evaluateOn evaluates n with d as the data.
+func (e *evalState) evaluateOn(n *node, d value) value {
 	saved := e.cur
 	e.cur = d
-	v := e.eval(n)
+	v := e.evaluate(n)
 	e.cur = saved
 	return v
 }
 
-// appliedIn is applied with d as the data.
-func (e *env) appliedIn(n *node, d value) value {
+// appliedOn is applied with d as the data.
+func (e *evalState) appliedOn(n *node, d value) value {
 	saved := e.cur
 	e.cur = d
 	v := e.applied(n)
@@ -23,18 +40,19 @@ func (e *env) appliedIn(n *node, d value) value {
 	return v
 }
 
-// ev is eval with constants answered in place (it inlines).
-func (e *env) ev(n *node) value {
+// operand is evaluate for an operator's argument, with a constant
+// answered in place: it inlines, where evaluate does not.
+func (e *evalState) operand(n *node) value {
 	if n.op == opConst {
 		return n.lit
 	}
-	return e.eval(n)
+	return e.evaluate(n)
 }
 
-// eval evaluates n against the current data, e.cur.
-func (e *env) eval(n *node) value {
+// evaluate evaluates n against the current data, e.cur.
+func (e *evalState) evaluate(n *node) value {
 	if e.trace != nil && e.trace.entered != n {
-		return e.trace.eval(e, n)
+		return e.trace.evaluate(e, n)
 	}
 	if n.op == opVar && n.v.plain && e.atRoot() {
 		// The most common node, a context attribute, before the dispatch.
@@ -49,7 +67,7 @@ func (e *env) eval(n *node) value {
 	case opArray:
 		vals := make([]value, len(n.args))
 		for i, a := range n.args {
-			vals[i] = e.eval(a)
+			vals[i] = e.evaluate(a)
 		}
 		return arrVal(vals)
 	case opAnd:
@@ -113,56 +131,52 @@ func (e *env) eval(n *node) value {
 	return e.fail(errors.New("internal: unknown opcode"))
 }
 
-// args evaluates an operator's argument: every element of a written list,
-// or the single expression, whose array value is then the list. The list
-// goes into the caller's buf when it fits, for listOf: a slice of buf
-// returned from here would move every buffer of the recursion to the heap.
-func (e *env) args(n *node, buf *argBuf) (k int, more []value, one value, isList bool) {
+// evalOperands evaluates the argument of n into o. The list stays in o
+// rather than being returned: a slice of o.buf returned from here would
+// move every operator's operands to the heap.
+func (e *evalState) evalOperands(n *node, o *operands) {
 	if n.list {
-		if len(n.args) > len(buf) {
-			more = make([]value, len(n.args))
+		o.isList = true
+		if len(n.args) > len(o.buf) {
+			o.long = make([]value, len(n.args))
 			for i, a := range n.args {
-				more[i] = e.ev(a)
+				o.long[i] = e.operand(a)
 			}
-			return 0, more, null, true
+			return
 		}
 		for i, a := range n.args {
-			buf[i] = e.ev(a)
+			o.buf[i] = e.operand(a)
 		}
-		return len(n.args), nil, null, true
+		o.n = len(n.args)
+		return
 	}
-	v := e.eval(n.one)
+	v := e.evaluate(n.argExpr)
 	if v.k != kArr {
-		return 0, nil, v, false
+		o.single = v
+		return
 	}
+	o.isList = true
 	if vals, ok := v.ref.([]value); ok {
-		return 0, vals, null, true
+		o.long = vals
+		return
 	}
 	l := arrLen(v)
-	if l > len(buf) {
-		more = make([]value, l)
+	if l > len(o.buf) {
+		o.long = make([]value, l)
 		for i := range l {
-			more[i] = arrAt(v, i)
+			o.long[i] = arrAt(v, i)
 		}
-		return 0, more, null, true
+		return
 	}
 	for i := range l {
-		buf[i] = arrAt(v, i)
+		o.buf[i] = arrAt(v, i)
 	}
-	return l, nil, null, true
-}
-
-// listOf is the argument list args produced.
-func listOf(buf *argBuf, k int, more []value) []value {
-	if more != nil {
-		return more
-	}
-	return buf[:k]
+	o.n = l
 }
 
 // evalVar evaluates a var node; substituted reports that the value came from
 // an enclosing scope rather than from d.
-func (e *env) evalVar(n *node) (v value, substituted bool) {
+func (e *evalState) evalVar(n *node) (v value, substituted bool) {
 	if len(e.scopes) > e.base && !n.v.local {
 		for i := e.base; i < len(e.scopes); i++ {
 			if v := e.varIn(n, e.scopes[i]); v.k != kNull {
@@ -173,13 +187,13 @@ func (e *env) evalVar(n *node) (v value, substituted bool) {
 	return e.varIn(n, e.cur), false
 }
 
-func (e *env) varIn(n *node, data value) value {
+func (e *evalState) varIn(n *node, data value) value {
 	spec := n.v
 	if spec.dyn != nil {
 		// A computed path is evaluated against the data it is looked up in,
 		// never through enclosing scopes, as in the reference engine.
 		saved := e.hideScopes()
-		arg := e.evalIn(spec.dyn, data)
+		arg := e.evaluateOn(spec.dyn, data)
 		e.base = saved
 		v, ok := e.getVar(arg, data)
 		if !ok {
@@ -194,7 +208,7 @@ func (e *env) varIn(n *node, data value) value {
 // rather than evaluating it as a value (the condition of all/some/none and
 // the step of reduce): the fragment must be an operation, or a var that an
 // enclosing scope replaced with an object.
-func (e *env) applied(n *node) value {
+func (e *evalState) applied(n *node) value {
 	switch n.op {
 	case opVar:
 		v, substituted := e.evalVar(n)
@@ -210,13 +224,13 @@ func (e *env) applied(n *node) value {
 	case opArray:
 		return e.fail(&evalError{op: "rule", msg: "condition is not an operation"})
 	}
-	return e.eval(n)
+	return e.evaluate(n)
 }
 
 // subject evaluates the array an iteration walks, with the reference
 // engine's rules: a written array as it is, an operation's value, and a var
 // replaced by an enclosing scope only if it is an array or an object.
-func (e *env) subject(n *node) value {
+func (e *evalState) subject(n *node) value {
 	switch n.op {
 	case opConst:
 		if n.lit.k == kArr || n.lit.isObject() {
@@ -230,7 +244,7 @@ func (e *env) subject(n *node) value {
 		}
 		return v
 	}
-	return e.eval(n)
+	return e.evaluate(n)
 }
 
 // evalError is a failure while running a rule: the reference engine panics
@@ -242,7 +256,7 @@ type evalError struct {
 
 func (e *evalError) Error() string { return e.op + ": " + e.msg }
 
-func opFail(e *env, n *node, msg string) value {
+func opFail(e *evalState, n *node, msg string) value {
 	return e.fail(&evalError{op: n.name(), msg: msg})
 }
 

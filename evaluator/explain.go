@@ -184,22 +184,22 @@ func variantValue(v *variant) any {
 }
 
 // tracer records an evaluation. The evaluator checks for it with one
-// nil test in eval (and in fractional), so evaluations without
+// nil test in evaluate (and in fractional), so evaluations without
 // one take no other branch and allocate nothing.
 type tracer struct {
-	// entered is the node being handed back to eval to run: eval hands
+	// entered is the node being handed back to evaluate to run: evaluate hands
 	// every other node to the tracer first.
 	entered *node
 	stack   []*Step
 	root    *Step
 }
 
-// eval evaluates n, recording a step for it under the current one.
-func (t *tracer) eval(e *env, n *node) value {
+// evaluate evaluates n, recording a step for it under the current one.
+func (t *tracer) evaluate(e *evalState, n *node) value {
 	s := &Step{node: n}
 	t.stack = append(t.stack, s)
 	t.entered = n
-	v := e.eval(n)
+	v := e.evaluate(n)
 	t.entered = nil
 	t.readVars(e, s)
 	t.stack = t.stack[:len(t.stack)-1]
@@ -224,30 +224,30 @@ func (t *tracer) eval(e *env, n *node) value {
 	return v
 }
 
-// readVars records the vars an operation read without going through eval
+// readVars records the vars an operation read without going through evaluate
 // (comparisons, iterations) by evaluating them again: a var has no side
 // effects.
-func (t *tracer) readVars(e *env, s *Step) {
+func (t *tracer) readVars(e *evalState, s *Step) {
 	n := s.node
 	var args []*node
 	switch n.op {
 	case opAnd, opOr, opIf:
-		return // their inputs all go through eval; a missing one was skipped
+		return // their inputs all go through evaluate; a missing one was skipped
 	case opMap, opFilter, opReduce, opAll, opSome, opNone:
 		if len(n.args) > 0 {
 			args = n.args[:1]
 		}
 	default:
 		args = n.args
-		if n.one != nil {
-			args = []*node{n.one}
+		if n.argExpr != nil {
+			args = []*node{n.argExpr}
 		}
 	}
 	for _, a := range args {
 		if a.op != opVar || a.v.dyn != nil || stepOf(s.Args, a) != nil {
 			continue
 		}
-		t.eval(e, a)
+		t.evaluate(e, a)
 	}
 }
 
@@ -302,8 +302,8 @@ func setPaths(s *Step, at string) {
 		written = []*node{n.v.dyn}
 	case n.list:
 		written = n.args
-	case n.one != nil:
-		written = []*node{n.one}
+	case n.argExpr != nil:
+		written = []*node{n.argExpr}
 	}
 	evaluated := s.Args
 	used := make([]bool, len(evaluated))
@@ -326,7 +326,7 @@ func setPaths(s *Step, at string) {
 		}
 		c := Step{node: a, Path: argAt}
 		if a.op == opConst {
-			c.Result = (&env{}).toAny(a.lit)
+			c.Result = (&evalState{}).toAny(a.lit)
 		} else {
 			c.Skipped = true
 			c.Op = a.name()
@@ -403,7 +403,7 @@ type fracWork struct {
 // bucketed records the work of a fractional operation right after the
 // evaluator chose a bucket. weights are not part of w, which the
 // explanation keeps: the evaluator's buffer of them would move to the heap.
-func (t *tracer) bucketed(e *env, w *fracWork, weights []uint32) {
+func (t *tracer) bucketed(e *evalState, w *fracWork, weights []uint32) {
 	if len(t.stack) == 0 {
 		return
 	}
@@ -436,7 +436,7 @@ func (t *tracer) bucketed(e *env, w *fracWork, weights []uint32) {
 
 // hashedValue records a bucketing value, and the bytes hashed for it or
 // why there were none.
-func (b *Bucketing) hashedValue(e *env, by value, ok bool) {
+func (b *Bucketing) hashedValue(e *evalState, by value, ok bool) {
 	v := b.Version
 	b.Value = e.hashable(by)
 	if v != fractional.V3 && by.k == kStr {
@@ -459,7 +459,7 @@ func (b *Bucketing) hashedValue(e *env, by value, ok bool) {
 
 // hashedDefault records the default bucketing input, and the bytes hashed
 // for it or why there were none.
-func (b *Bucketing) hashedDefault(e *env, ok bool) {
+func (b *Bucketing) hashedDefault(e *evalState, ok bool) {
 	tk := e.rootGet(targetingKeyKey)
 	b.Default, b.FlagKey, b.TargetingKey = true, e.f.key, e.toAny(tk)
 	if !ok {

@@ -2,7 +2,7 @@ package evaluator
 
 // mapFilter is map and filter. Each element becomes the data of the
 // expression; filter also opens a scope with the data it was called with.
-func (e *env) mapFilter(n *node) value {
+func (e *evalState) mapFilter(n *node) value {
 	if len(n.args) < 2 {
 		return arrVal([]value{})
 	}
@@ -21,7 +21,7 @@ func (e *env) mapFilter(n *node) value {
 	out := make([]value, 0, l)
 	for i := range l {
 		el := arrAt(subj, i)
-		v := e.evalIn(n.args[1], el)
+		v := e.evaluateOn(n.args[1], el)
 		if n.op == opMap {
 			out = append(out, v)
 		} else if truthy(v) {
@@ -33,7 +33,7 @@ func (e *env) mapFilter(n *node) value {
 
 // reduce folds an array into the type of its initial value (boolean,
 // number or string), skipping null elements.
-func (e *env) reduce(n *node) value {
+func (e *evalState) reduce(n *node) value {
 	if len(n.args) < 3 {
 		return numVal(0)
 	}
@@ -42,7 +42,7 @@ func (e *env) reduce(n *node) value {
 	if init.op == opConst {
 		acc = init.lit
 	} else {
-		acc = e.eval(init)
+		acc = e.evaluate(init)
 	}
 	state := &reduceState{}
 	switch acc.k {
@@ -72,7 +72,7 @@ func (e *env) reduce(n *node) value {
 			continue
 		}
 		state.current = el
-		v := e.appliedIn(n.args[1], data)
+		v := e.appliedOn(n.args[1], data)
 		switch state.valueType {
 		case "bool":
 			state.accumulator = boolVal(truthy(v))
@@ -91,7 +91,7 @@ func (e *env) reduce(n *node) value {
 // quantifier is all, some and none. The scopes each opens for its condition
 // follow the reference engine: all opens one with the element, some one
 // with its data and then one with the element, none one with its data.
-func (e *env) quantifier(n *node) value {
+func (e *evalState) quantifier(n *node) value {
 	empty := n.op == opNone // the answer when there is nothing to test
 	subj := e.subject(n.args[0])
 	if !truthy(subj) {
@@ -111,10 +111,10 @@ func (e *env) quantifier(n *node) value {
 		el := arrAt(subj, i)
 		var t bool
 		if n.op == opNone {
-			t = truthy(e.appliedIn(n.args[1], el))
+			t = truthy(e.appliedOn(n.args[1], el))
 		} else {
 			e.pushScope(el)
-			t = truthy(e.appliedIn(n.args[1], el))
+			t = truthy(e.appliedOn(n.args[1], el))
 			e.popScope(1)
 		}
 		if e.err != nil {

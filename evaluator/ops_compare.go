@@ -27,13 +27,13 @@ func less(a, b value) bool {
 	return looseNumber(b) > looseNumber(a)
 }
 
-func (e *env) eq(n *node) value {
+func (e *evalState) eq(n *node) value {
 	if n.argc() == 2 {
 		return e.compareTwo(n)
 	}
-	var buf argBuf
-	k, more, _, isList := e.args(n, &buf)
-	list := listOf(&buf, k, more)
+	var args operands
+	e.evalOperands(n, &args)
+	list, isList := args.list(), args.isList
 	if !isList {
 		return opFail(e, n, "needs an array of arguments")
 	}
@@ -48,7 +48,7 @@ func (e *env) eq(n *node) value {
 // operands. The usual shape, a context attribute against a constant
 // (node.attrConst), is decided straight from the context's own Go value
 // when attrAgainstConst can; any other is compared as values.
-func (e *env) compareTwo(n *node) value {
+func (e *evalState) compareTwo(n *node) value {
 	var a, b value
 	if n.attrConst && e.atRoot() {
 		attr := e.attr(n.args[0].v.path.first)
@@ -57,7 +57,7 @@ func (e *env) compareTwo(n *node) value {
 		}
 		a, b = orDefault(attr, n.args[0].v.def), n.args[1].lit
 	} else {
-		a, b = e.ev(n.args[0]), e.ev(n.args[1])
+		a, b = e.operand(n.args[0]), e.operand(n.args[1])
 	}
 	switch n.op {
 	case opEq:
@@ -183,14 +183,14 @@ func strictEquals(a, b value) bool {
 	return looseEquals(a, b)
 }
 
-func (e *env) strictEq(n *node) value {
+func (e *evalState) strictEq(n *node) value {
 	if n.argc() == 2 {
-		result := strictEquals(e.ev(n.args[0]), e.ev(n.args[1]))
+		result := strictEquals(e.operand(n.args[0]), e.operand(n.args[1]))
 		return boolVal(result != (n.op == opStrictNe))
 	}
-	var buf argBuf
-	k, more, _, isList := e.args(n, &buf)
-	list := listOf(&buf, k, more)
+	var args operands
+	e.evalOperands(n, &args)
+	list, isList := args.list(), args.isList
 	result := isList && len(list) >= 2 && strictEquals(list[0], list[1])
 	if n.op == opStrictNe {
 		return boolVal(!result)
@@ -199,16 +199,16 @@ func (e *env) strictEq(n *node) value {
 }
 
 // compare is <, <=, > and >=, with the three-argument "between" form.
-func (e *env) compare(n *node) value {
+func (e *evalState) compare(n *node) value {
 	switch n.argc() {
 	case 2:
 		return e.compareTwo(n)
 	case 3:
-		return compare3(n.op, e.ev(n.args[0]), e.ev(n.args[1]), e.ev(n.args[2]))
+		return compare3(n.op, e.operand(n.args[0]), e.operand(n.args[1]), e.operand(n.args[2]))
 	}
-	var buf argBuf
-	k, more, _, isList := e.args(n, &buf)
-	l := listOf(&buf, k, more)
+	var args operands
+	e.evalOperands(n, &args)
+	l, isList := args.list(), args.isList
 	switch {
 	case !isList:
 		return opFail(e, n, "needs an array of arguments")

@@ -12,7 +12,7 @@ import (
 // flagd's own operators answer null on malformed input instead of failing
 // the evaluation, so the flag falls back to its default variant.
 
-func (e *env) affix(n *node) value {
+func (e *evalState) affix(n *node) value {
 	if n.argc() == 2 {
 		// The usual shape, a context attribute and a constant affix, read
 		// straight from the context's own string.
@@ -24,7 +24,7 @@ func (e *env) affix(n *node) value {
 				return boolVal(strings.HasSuffix(s, b.lit.str()))
 			}
 		}
-		a, b := e.ev(n.args[0]), e.ev(n.args[1])
+		a, b := e.operand(n.args[0]), e.operand(n.args[1])
 		if a.k != kStr || b.k != kStr {
 			return null
 		}
@@ -33,9 +33,9 @@ func (e *env) affix(n *node) value {
 		}
 		return boolVal(strings.HasSuffix(a.str(), b.str()))
 	}
-	var buf argBuf
-	k, more, _, isList := e.args(n, &buf)
-	list := listOf(&buf, k, more)
+	var args operands
+	e.evalOperands(n, &args)
+	list, isList := args.list(), args.isList
 	return affixOf(n.op == opStartsWith, list, isList)
 }
 
@@ -82,7 +82,7 @@ func precomputeSemVer(n *node) *semverArgs {
 	return s
 }
 
-func (e *env) semver(n *node) value {
+func (e *evalState) semver(n *node) value {
 	if pre := n.x.semver; pre != nil && pre.constOp && pre.constRight && !pre.constLeft {
 		// The usual shape, a context attribute against a constant
 		// version, read straight from the context's own string.
@@ -98,12 +98,12 @@ func (e *env) semver(n *node) value {
 		}
 	}
 	if n.argc() == 3 {
-		vals := [3]value{e.ev(n.args[0]), e.ev(n.args[1]), e.ev(n.args[2])}
+		vals := [3]value{e.operand(n.args[0]), e.operand(n.args[1]), e.operand(n.args[2])}
 		return semverOf(vals[:], true, n.x.semver)
 	}
-	var buf argBuf
-	k, more, _, isList := e.args(n, &buf)
-	list := listOf(&buf, k, more)
+	var args operands
+	e.evalOperands(n, &args)
+	list, isList := args.list(), args.isList
 	return semverOf(list, isList, n.x.semver)
 }
 
@@ -243,12 +243,12 @@ func precomputeFractional(n *node, at *loc) (*fracSpec, error) {
 	return spec, nil
 }
 
-func (e *env) fractional(n *node) value {
+func (e *evalState) fractional(n *node) value {
 	spec := n.x.fraction
 	if spec != nil {
 		var by value
 		if spec.by != nil {
-			by = e.eval(spec.by)
+			by = e.evaluate(spec.by)
 		}
 		if by.k != kArr {
 			// The variants that are expressions are evaluated into a buffer
@@ -271,9 +271,9 @@ func (e *env) fractional(n *node) value {
 		// The bucketing expression produced an array, which makes it a
 		// bucket: fall through to the general form.
 	}
-	var buf argBuf
-	k, more, _, isList := e.args(n, &buf)
-	list := listOf(&buf, k, more)
+	var args operands
+	e.evalOperands(n, &args)
+	list, isList := args.list(), args.isList
 	return e.fractionalOf(list, isList)
 }
 
@@ -281,13 +281,13 @@ func (e *env) fractional(n *node) value {
 // expressions: every one is evaluated first, as in the general form, and one
 // that is an array or an object makes the operator null. computed holds
 // their values.
-func (e *env) pickComputed(spec *fracSpec, by value, computed []value) value {
+func (e *evalState) pickComputed(spec *fracSpec, by value, computed []value) value {
 	j := 0
 	for _, x := range spec.exprs {
 		if x == nil {
 			continue
 		}
-		v := e.eval(x)
+		v := e.evaluate(x)
 		if v.k == kArr || v.isObject() {
 			return null
 		}
@@ -311,7 +311,7 @@ func (e *env) pickComputed(spec *fracSpec, by value, computed []value) value {
 }
 
 // pickBucket is the bucket fractional chooses for by, or -1 for none.
-func (e *env) pickBucket(spec *fracSpec, by value) int {
+func (e *evalState) pickBucket(spec *fracSpec, by value) int {
 	if spec.table == nil {
 		return -1
 	}
@@ -327,7 +327,7 @@ func (e *env) pickBucket(spec *fracSpec, by value) int {
 
 // tracePick is pickBucket's choice in an evaluation that is recorded, made
 // with Choose so that the tracer is handed the numbers that made it.
-func (e *env) tracePick(spec *fracSpec, by value, h uint32, ok bool) int {
+func (e *evalState) tracePick(spec *fracSpec, by value, h uint32, ok bool) int {
 	variants := make([]any, len(spec.variants))
 	for i, x := range spec.exprs {
 		if x != nil {
@@ -343,7 +343,7 @@ func (e *env) tracePick(spec *fracSpec, by value, h uint32, ok bool) int {
 // traceChoice chooses the bucket for the hash h, or none without an input
 // (w.ok), as Pick does, and hands the choice to the tracer with the rest of
 // w.
-func (e *env) traceChoice(w *fracWork, h uint32, weights []uint32) int {
+func (e *evalState) traceChoice(w *fracWork, h uint32, weights []uint32) int {
 	w.choice = fractional.Choice{Hash: h, Index: -1}
 	if w.ok {
 		w.choice = fractional.Choose(e.fs.version, h, weights, w.total)
@@ -354,7 +354,7 @@ func (e *env) traceChoice(w *fracWork, h uint32, weights []uint32) int {
 
 // fractionalOf is fractional over evaluated arguments:
 // [bucketBy?, [variant, weight?]…].
-func (e *env) fractionalOf(list []value, isList bool) value {
+func (e *evalState) fractionalOf(list []value, isList bool) value {
 	if !isList || len(list) == 0 {
 		return null
 	}
@@ -411,7 +411,7 @@ func (e *env) fractionalOf(list []value, isList bool) value {
 
 // traceOf is fractionalOf's choice in an evaluation that is recorded, as
 // tracePick is pickBucket's.
-func (e *env) traceOf(w *fracWork, h uint32, weights []uint32, buckets []value) int {
+func (e *evalState) traceOf(w *fracWork, h uint32, weights []uint32, buckets []value) int {
 	w.variants = make([]any, len(buckets))
 	for i, b := range buckets {
 		w.variants[i] = e.toAny(arrAt(b, 0))
@@ -422,7 +422,7 @@ func (e *env) traceOf(w *fracWork, h uint32, weights []uint32, buckets []value) 
 // bucketHash hashes the bucketing input of the configured version. Without
 // a bucketing value (or, before v3, with a null one) the input comes from
 // the flag key and a non-empty targeting key.
-func (e *env) bucketHash(hasBy bool, by value) (uint32, bool) {
+func (e *evalState) bucketHash(hasBy bool, by value) (uint32, bool) {
 	v := e.fs.version
 	if bucketsByValue(v, hasBy, by) {
 		if s, ok := by.ref.(string); ok && by.k == kStr {
@@ -460,7 +460,7 @@ func bucketsByValue(v fractional.Version, hasBy bool, by value) bool {
 // as v was read from the context unchanged (a number of any Go type, a time,
 // a container with whatever it holds), else v in the targeting language's
 // model, where numbers a rule computed are float64.
-func (e *env) hashable(v value) any {
+func (e *evalState) hashable(v value) any {
 	switch v.k {
 	case kNum:
 		if v.ref != nil && !v.goInt() {

@@ -4,7 +4,7 @@ import "maps"
 
 // absent reports whether name, the i-th name of missing or missing_some,
 // is null or absent in the current data: var with an evaluated argument.
-func (e *env) absent(n *node, i int, name value) bool {
+func (e *evalState) absent(n *node, i int, name value) bool {
 	if names := n.x.names; names != nil {
 		return e.applyVar(&names[i], e.cur).k == kNull
 	}
@@ -16,16 +16,16 @@ func (e *env) absent(n *node, i int, name value) bool {
 }
 
 // missing lists the names (as written) whose values are null or absent.
-func (e *env) missing(n *node) value {
-	var buf argBuf
-	k, more, one, isList := e.args(n, &buf)
-	list := listOf(&buf, k, more)
+func (e *evalState) missing(n *node) value {
+	var args operands
+	e.evalOperands(n, &args)
+	list, single, isList := args.list(), args.single, args.isList
 	names := list
 	if !isList {
-		if one.k != kStr {
+		if single.k != kStr {
 			return opFail(e, n, "needs a name or an array of names")
 		}
-		names = []value{one}
+		names = []value{single}
 	}
 	out := []value{}
 	for i, name := range names {
@@ -38,10 +38,10 @@ func (e *env) missing(n *node) value {
 
 // missingSome is missing_some: [need, names]; the missing names when fewer
 // than need are present, else an empty array.
-func (e *env) missingSome(n *node) value {
-	var buf argBuf
-	k, more, _, isList := e.args(n, &buf)
-	list := listOf(&buf, k, more)
+func (e *evalState) missingSome(n *node) value {
+	var args operands
+	e.evalOperands(n, &args)
+	list, isList := args.list(), args.isList
 	if !isList || len(list) < 2 {
 		return opFail(e, n, "needs a count and an array of names")
 	}
@@ -86,8 +86,8 @@ func precomputeNames(n *node) []varSpec {
 			}
 			names = append(names, a.lit)
 		}
-	case n.one.isConst():
-		names = []value{n.one.lit}
+	case n.argExpr.isConst():
+		names = []value{n.argExpr.lit}
 	}
 	if len(names) == 0 {
 		return nil
@@ -104,10 +104,10 @@ func precomputeNames(n *node) []varSpec {
 }
 
 // set is [object, key, value]: a copy of object with key set.
-func (e *env) set(n *node) value {
-	var buf argBuf
-	k, more, _, isList := e.args(n, &buf)
-	list := listOf(&buf, k, more)
+func (e *evalState) set(n *node) value {
+	var args operands
+	e.evalOperands(n, &args)
+	list, isList := args.list(), args.isList
 	if !isList {
 		return opFail(e, n, "needs an array of arguments")
 	}
@@ -135,10 +135,10 @@ func (e *env) set(n *node) value {
 }
 
 // contains is contains_all, contains_any and contains_none over two arrays.
-func (e *env) contains(n *node) value {
-	var buf argBuf
-	k, more, _, isList := e.args(n, &buf)
-	list := listOf(&buf, k, more)
+func (e *evalState) contains(n *node) value {
+	var args operands
+	e.evalOperands(n, &args)
+	list, isList := args.list(), args.isList
 	none := n.op == opContainsNone
 	if !isList || len(list) != 2 || list[0].k != kArr || list[1].k != kArr {
 		return boolVal(none)
@@ -163,7 +163,7 @@ func (e *env) contains(n *node) value {
 
 // member compares like the reference engine's contains_* operators: Go ==
 // (which fails on two arrays or two objects), then numbers by value.
-func (e *env) member(n *node, list, x value) bool {
+func (e *evalState) member(n *node, list, x value) bool {
 	for i, l := 0, arrLen(list); i < l; i++ {
 		el := arrAt(list, i)
 		if (el.k == kArr && x.k == kArr) || (el.isObject() && x.isObject()) {

@@ -2,10 +2,10 @@ package evaluator
 
 // and answers the first falsy argument, or the last one; null when there
 // are none. Arguments after the deciding one are not evaluated.
-func (e *env) and(n *node) value {
+func (e *evalState) and(n *node) value {
 	last := null
 	for _, a := range n.args {
-		last = e.eval(a)
+		last = e.evaluate(a)
 		if !truthy(last) {
 			return last
 		}
@@ -14,10 +14,10 @@ func (e *env) and(n *node) value {
 }
 
 // or answers the first truthy argument, or the last one.
-func (e *env) or(n *node) value {
+func (e *evalState) or(n *node) value {
 	last := null
 	for _, a := range n.args {
-		last = e.eval(a)
+		last = e.evaluate(a)
 		if truthy(last) {
 			return last
 		}
@@ -27,29 +27,29 @@ func (e *env) or(n *node) value {
 
 // cond is if / ?: with any number of condition-result pairs and an
 // optional final else.
-func (e *env) cond(n *node) value {
+func (e *evalState) cond(n *node) value {
 	l := len(n.args)
 	for i := 0; i < l-1; i += 2 {
-		if truthy(e.ev(n.args[i])) {
-			return e.ev(n.args[i+1])
+		if truthy(e.operand(n.args[i])) {
+			return e.operand(n.args[i+1])
 		}
 	}
 	if l%2 == 1 {
-		return e.ev(n.args[l-1])
+		return e.operand(n.args[l-1])
 	}
 	return null
 }
 
 // not is "!" and "!!": the first argument of a list (an empty list counts
 // as itself), or the single value.
-func (e *env) not(n *node) value {
-	var buf argBuf
-	k, more, one, isList := e.args(n, &buf)
-	list := listOf(&buf, k, more)
+func (e *evalState) not(n *node) value {
+	var args operands
+	e.evalOperands(n, &args)
+	list, single, isList := args.list(), args.single, args.isList
 	var t bool // an empty list is falsy
 	switch {
 	case !isList:
-		t = truthy(one)
+		t = truthy(single)
 	case len(list) > 0:
 		t = truthy(list[0])
 	}

@@ -4,7 +4,7 @@ import "math"
 
 // number reads an arithmetic operand; booleans, null and containers are an
 // error, as in the reference engine.
-func (e *env) number(n *node, v value) float64 {
+func (e *evalState) number(n *node, v value) float64 {
 	f, ok := strictNumber(v)
 	if !ok {
 		opFail(e, n, "operand is not a number")
@@ -14,12 +14,12 @@ func (e *env) number(n *node, v value) float64 {
 
 // add is "+": a sum of any number of operands, or one value read as a
 // number.
-func (e *env) add(n *node) value {
-	var buf argBuf
-	k, more, one, isList := e.args(n, &buf)
-	list := listOf(&buf, k, more)
+func (e *evalState) add(n *node) value {
+	var args operands
+	e.evalOperands(n, &args)
+	list, single, isList := args.list(), args.single, args.isList
 	if !isList {
-		return numVal(e.number(n, one))
+		return numVal(e.number(n, single))
 	}
 	switch len(list) {
 	case 0:
@@ -35,10 +35,10 @@ func (e *env) add(n *node) value {
 }
 
 // arith is "-", "*" and "/", folding left to right.
-func (e *env) arith(n *node) value {
-	var buf argBuf
-	k, more, _, isList := e.args(n, &buf)
-	list := listOf(&buf, k, more)
+func (e *evalState) arith(n *node) value {
+	var args operands
+	e.evalOperands(n, &args)
+	list, isList := args.list(), args.isList
 	if !isList {
 		return opFail(e, n, "needs an array of arguments")
 	}
@@ -74,10 +74,10 @@ func (e *env) arith(n *node) value {
 	}
 }
 
-func (e *env) mod(n *node) value {
-	var buf argBuf
-	k, more, _, isList := e.args(n, &buf)
-	list := listOf(&buf, k, more)
+func (e *evalState) mod(n *node) value {
+	var args operands
+	e.evalOperands(n, &args)
+	list, isList := args.list(), args.isList
 	if !isList || len(list) < 2 {
 		return opFail(e, n, "needs two operands")
 	}
@@ -85,10 +85,10 @@ func (e *env) mod(n *node) value {
 }
 
 // minMax is min and max; null without operands.
-func (e *env) minMax(n *node) value {
-	var buf argBuf
-	k, more, _, isList := e.args(n, &buf)
-	list := listOf(&buf, k, more)
+func (e *evalState) minMax(n *node) value {
+	var args operands
+	e.evalOperands(n, &args)
+	list, isList := args.list(), args.isList
 	if !isList {
 		return opFail(e, n, "needs an array of arguments")
 	}
@@ -105,12 +105,12 @@ func (e *env) minMax(n *node) value {
 	return numVal(best)
 }
 
-func (e *env) abs(n *node) value {
-	var buf argBuf
-	k, more, one, isList := e.args(n, &buf)
-	list := listOf(&buf, k, more)
+func (e *evalState) abs(n *node) value {
+	var args operands
+	e.evalOperands(n, &args)
+	list, single, isList := args.list(), args.single, args.isList
 	if !isList {
-		return numVal(math.Abs(e.number(n, one)))
+		return numVal(math.Abs(e.number(n, single)))
 	}
 	if len(list) == 0 {
 		return opFail(e, n, "needs an operand")

@@ -2,7 +2,7 @@ package evaluator
 
 import "strings"
 
-func (e *env) text(n *node, v value) string {
+func (e *evalState) text(n *node, v value) string {
 	s, ok := strictString(v)
 	if !ok {
 		opFail(e, n, "operand is not a string or a number")
@@ -12,13 +12,13 @@ func (e *env) text(n *node, v value) string {
 
 // cat concatenates; with two or more operands the reference engine trims
 // surrounding white space from the result, and so do we.
-func (e *env) cat(n *node) value {
-	var buf argBuf
-	k, more, one, isList := e.args(n, &buf)
-	list := listOf(&buf, k, more)
+func (e *evalState) cat(n *node) value {
+	var args operands
+	e.evalOperands(n, &args)
+	list, single, isList := args.list(), args.single, args.isList
 	if !isList {
-		if one.k == kStr {
-			return one
+		if single.k == kStr {
+			return single
 		}
 		return opFail(e, n, "needs a string or an array of arguments")
 	}
@@ -37,10 +37,10 @@ func (e *env) cat(n *node) value {
 
 // substr takes [string, start, length?] counted in code points; negative
 // start counts from the end, negative length drops characters from the end.
-func (e *env) substr(n *node) value {
-	var buf argBuf
-	k, more, _, isList := e.args(n, &buf)
-	list := listOf(&buf, k, more)
+func (e *evalState) substr(n *node) value {
+	var args operands
+	e.evalOperands(n, &args)
+	list, isList := args.list(), args.isList
 	if !isList || len(list) < 2 {
 		return opFail(e, n, "needs a string and a start")
 	}
@@ -124,20 +124,20 @@ func precomputeIn(n *node) *inSet {
 // in is substring search when the haystack is a string, and membership
 // when it is an array. Array elements that are themselves arrays are
 // [low, high] ranges; numbers match elements read as numbers.
-func (e *env) in(n *node) value {
+func (e *evalState) in(n *node) value {
 	if n.argc() == 2 {
 		return e.compareTwo(n)
 	}
-	var buf argBuf
-	k, more, _, isList := e.args(n, &buf)
-	list := listOf(&buf, k, more)
+	var args operands
+	e.evalOperands(n, &args)
+	list, isList := args.list(), args.isList
 	if !isList || len(list) == 0 {
 		return opFail(e, n, "needs a value and where to look for it")
 	}
 	return e.inOf(n, list[0], at(list, 1))
 }
 
-func (e *env) inOf(n *node, a, b value) value {
+func (e *evalState) inOf(n *node, a, b value) value {
 	if in := n.x.in; in != nil {
 		switch a.k {
 		case kStr:
@@ -186,7 +186,7 @@ func (e *env) inOf(n *node, a, b value) value {
 }
 
 // inRange is low <= a <= high for an element [low, high].
-func (e *env) inRange(n *node, a, r value) bool {
+func (e *evalState) inRange(n *node, a, r value) bool {
 	if arrLen(r) < 2 {
 		opFail(e, n, "a range needs two bounds")
 		return false
@@ -217,14 +217,14 @@ func identical(a, b value) bool {
 }
 
 // merge flattens its operands one level into a new array.
-func (e *env) merge(n *node) value {
-	var buf argBuf
-	k, more, one, isList := e.args(n, &buf)
-	list := listOf(&buf, k, more)
+func (e *evalState) merge(n *node) value {
+	var args operands
+	e.evalOperands(n, &args)
+	list, single, isList := args.list(), args.single, args.isList
 	if !isList {
-		switch one.k {
+		switch single.k {
 		case kBool, kNum, kStr:
-			return arrVal([]value{one})
+			return arrVal([]value{single})
 		}
 		return opFail(e, n, "needs values to merge")
 	}

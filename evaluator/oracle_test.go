@@ -58,7 +58,7 @@ func registerOracle() {
 			if !ok {
 				return nil
 			}
-			e := env{}
+			e := evalState{}
 			v, _ := e.getVar(strVal(name), fromAny(data))
 			return oracleFractional(append([]any{plainOf(v)}, list[1:]...), data)
 		})
@@ -72,7 +72,7 @@ func oracleFractional(values, data any) any {
 	root, _ := data.(map[string]any)
 	flagd, _ := root[flagdKey].(map[string]any)
 	key, _ := flagd["flagKey"].(string)
-	e := env{fs: ruleSet(oracleVersion), f: &flag{key: key, keyRef: key}, ctx: root, cur: value{k: kRoot}}
+	e := evalState{fs: ruleSet(oracleVersion), f: &flag{key: key, keyRef: key}, ctx: root, cur: value{k: kRoot}}
 	return e.plain(e.fractionalOf(list, isList))
 }
 
@@ -89,7 +89,7 @@ func oracleArgs(values any) ([]value, bool) {
 }
 
 func plainOf(v value) any {
-	var e env
+	var e evalState
 	return e.plain(v)
 }
 

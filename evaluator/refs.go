@@ -107,11 +107,11 @@ func (s *substitution) merge(t map[string]any, name string) (any, bool) {
 	if len(t) == 1 {
 		return s.evaluator(name)
 	}
-	ev, found := s.l.evaluators[name]
+	entry, found := s.l.evaluators[name]
 	if !found {
 		return s.evaluator(name) // the problem of a $ref to nothing
 	}
-	body, ok := ev.(map[string]any)
+	body, ok := entry.(map[string]any)
 	if !ok {
 		return s.unresolved(fmt.Sprintf("$ref %q is used inside an object but is not an object", name), "")
 	}
@@ -130,12 +130,12 @@ func (s *substitution) merge(t map[string]any, name string) (any, bool) {
 
 // evaluator is what {"$ref": name} stands for.
 func (s *substitution) evaluator(name string) (any, bool) {
-	ev, found := s.l.evaluators[name]
+	entry, found := s.l.evaluators[name]
 	if !found {
 		names := slices.Collect(maps.Keys(s.l.evaluators))
 		return s.unresolved(fmt.Sprintf("$ref %q names no entry of $evaluators", name), suggest.Hint(name, names))
 	}
-	return ev, true
+	return entry, true
 }
 
 // unresolved records the problem of a $ref, at its "$ref" member, where

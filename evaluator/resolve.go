@@ -164,9 +164,9 @@ func (s *FlagSet) evaluateFlag(f *flag, i int, ctx map[string]any, t *tracer) Ev
 
 // evaluateRule evaluates the rule of f, which has one.
 func (s *FlagSet) evaluateRule(f *flag, ctx map[string]any, t *tracer) Evaluation {
-	var e env
+	var e evalState
 	e.fs, e.f, e.ctx, e.cur.k, e.trace = s, f, ctx, kRoot, t
-	r := e.eval(f.rule)
+	r := e.evaluate(f.rule)
 	if e.err != nil {
 		if _, ok := e.err.(*CompileError); ok {
 			// A broken part of the rule, reached: the problem says where.
@@ -209,8 +209,6 @@ func (f *flag) chosen(r value) Evaluation {
 const maxScannedVariants = 8
 
 // variant finds a variant by name; -1 when the flag has none of that name.
-// A rule's constants that name a variant share its string (see
-// shareNames), so comparing strings usually finds the same bytes at once.
 func (f *flag) variant(name string) int32 {
 	if f.variants != nil {
 		if i, ok := f.variants[name]; ok {

@@ -45,8 +45,8 @@ func compileRule(raw any) (*node, error) {
 // returns its value in plain JSON form, or the runtime error.
 func runRule(set *FlagSet, n *node, flagKey string, ctx map[string]any) (any, error) {
 	f := &flag{key: flagKey, keyRef: flagKey}
-	e := env{fs: set, f: f, ctx: ctx, cur: value{k: kRoot}}
-	r := e.eval(n)
+	e := evalState{fs: set, f: f, ctx: ctx, cur: value{k: kRoot}}
+	r := e.evaluate(n)
 	if e.err != nil {
 		return nil, e.err
 	}
@@ -153,7 +153,7 @@ func describeErr(err error) string {
 // plain converts a result into pure JSON form (nil, bool, float64, string,
 // []any, map[string]any) all the way down, as the reference engine's
 // results are, for comparing the two. It copies containers.
-func (e *env) plain(v value) any {
+func (e *evalState) plain(v value) any {
 	switch v.k {
 	case kArr:
 		n := arrLen(v)

@@ -22,8 +22,8 @@ func bucketInput(t *testing.T, v fractional.Version, expr string, ctx map[string
 	if n.x.fraction == nil || n.x.fraction.by == nil {
 		t.Fatalf("%s: compiled without a bucketing expression", expr)
 	}
-	e := env{fs: ruleSet(v), f: &flag{key: "test-flag", keyRef: "test-flag"}, ctx: ctx, cur: value{k: kRoot}}
-	by := e.eval(n.x.fraction.by)
+	e := evalState{fs: ruleSet(v), f: &flag{key: "test-flag", keyRef: "test-flag"}, ctx: ctx, cur: value{k: kRoot}}
+	by := e.evaluate(n.x.fraction.by)
 	if e.err != nil {
 		t.Fatalf("%s: %v", expr, e.err)
 	}

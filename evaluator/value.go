@@ -407,7 +407,7 @@ func (v value) isObject() bool { return v.k == kObj || v.k == kRoot || v.k == kF
 // (nil, bool, float64, string, []any, map[string]any), except that goInt
 // numbers become engineInt. Containers that already have that form are
 // returned as they are, not copied.
-func (e *env) toAny(v value) any {
+func (e *evalState) toAny(v value) any {
 	switch v.k {
 	case kNull:
 		return nil

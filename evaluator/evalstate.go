@@ -2,10 +2,10 @@ package evaluator
 
 import "strings"
 
-// env is the state of one evaluation. It lives on the caller's stack: the
-// evaluation reads the caller's context and the snapshot's enrichment in
-// place and never merges or copies them.
-type env struct {
+// evalState is the state of one evaluation of a flag's rule. It lives on
+// the caller's stack: the evaluation reads the caller's context and the
+// snapshot's enrichment in place and never merges or copies them.
+type evalState struct {
 	fs  *FlagSet // the enrichment, the clock and the fractional version
 	f   *flag    // the flag being evaluated
 	ctx map[string]any
@@ -34,15 +34,15 @@ type env struct {
 
 // atRoot reports whether a var reads the caller's data as it is: the
 // current data is the root and no enclosing scope can stand in for it.
-func (e *env) atRoot() bool { return e.cur.k == kRoot && len(e.scopes) == e.base }
+func (e *evalState) atRoot() bool { return e.cur.k == kRoot && len(e.scopes) == e.base }
 
-func (e *env) pushScope(d value) { e.scopes = append(e.scopes, d) }
+func (e *evalState) pushScope(d value) { e.scopes = append(e.scopes, d) }
 
-func (e *env) popScope(n int) { e.scopes = e.scopes[:len(e.scopes)-n] }
+func (e *evalState) popScope(n int) { e.scopes = e.scopes[:len(e.scopes)-n] }
 
 // hideScopes makes the next evaluation see no enclosing scopes; the caller
 // restores e.base to the returned value.
-func (e *env) hideScopes() int {
+func (e *evalState) hideScopes() int {
 	saved := e.base
 	e.base = len(e.scopes)
 	return saved
@@ -50,14 +50,14 @@ func (e *env) hideScopes() int {
 
 // fail records a runtime error. Evaluation carries on with null (there are
 // no side effects to protect) and the caller checks err at the end.
-func (e *env) fail(err error) value {
+func (e *evalState) fail(err error) value {
 	if e.err == nil {
 		e.err = err
 	}
 	return null
 }
 
-func (e *env) timestamp() int64 {
+func (e *evalState) timestamp() int64 {
 	if !e.nowSet {
 		e.now = e.fs.clock().Unix()
 		e.nowSet = true
@@ -67,7 +67,7 @@ func (e *env) timestamp() int64 {
 
 // rootGet looks a top-level key up through the layers: $flagd first, then
 // the enrichment, then the caller's context.
-func (e *env) rootGet(key string) value {
+func (e *evalState) rootGet(key string) value {
 	if key == flagdKey {
 		return value{k: kFlagd}
 	}
@@ -76,7 +76,7 @@ func (e *env) rootGet(key string) value {
 
 // rootMap is the data as one map, for the rare rules that use all of it
 // ({"var": ""}, or a result that is the data object itself).
-func (e *env) rootMap() map[string]any {
+func (e *evalState) rootMap() map[string]any {
 	if e.root == nil {
 		m := make(map[string]any, len(e.ctx)+len(e.fs.enrich)+1)
 		for k, v := range e.ctx {
@@ -100,7 +100,7 @@ const (
 // var does: objects by key, arrays by the segment read as a number
 // (badly formed numbers read as 0). ok is false when the step is impossible
 // or lands outside an array, which makes var answer its default.
-func (e *env) child(v value, part string) (value, bool) {
+func (e *evalState) child(v value, part string) (value, bool) {
 	switch v.k {
 	case kRoot:
 		return e.rootGet(part), true
@@ -159,7 +159,7 @@ func nextSegment(p string) (seg, rest string) {
 }
 
 // walk follows p from data; def is answered for anything missing or null.
-func (e *env) walk(data value, p *path, def value) value {
+func (e *evalState) walk(data value, p *path, def value) value {
 	if data.k == kNull {
 		return def
 	}
@@ -167,7 +167,7 @@ func (e *env) walk(data value, p *path, def value) value {
 }
 
 // walkFrom follows the dotted path p from cur.
-func (e *env) walkFrom(cur value, p string, def value) value {
+func (e *evalState) walkFrom(cur value, p string, def value) value {
 	for {
 		seg, rest := nextSegment(p)
 		if seg == "" {
@@ -188,7 +188,7 @@ func (e *env) walkFrom(cur value, p string, def value) value {
 // walkRaw follows the dotted path p from a context value x. Objects from
 // a context are mostly map[string]any: stepping through them as they are
 // is cheaper than making a value of each level.
-func (e *env) walkRaw(x any, p string, def value) value {
+func (e *evalState) walkRaw(x any, p string, def value) value {
 	for {
 		seg, rest := nextSegment(p)
 		if seg == "" {
@@ -218,7 +218,7 @@ func orDefault(x any, def value) value {
 
 // attr looks up a top-level key other than $flagd, as the caller's Go
 // value.
-func (e *env) attr(key string) any {
+func (e *evalState) attr(key string) any {
 	if e.fs.enrich != nil {
 		if v, ok := mapGet(e.fs.enrich, key); ok {
 			return v
@@ -231,7 +231,7 @@ func (e *env) attr(key string) any {
 // getVar is the reference engine's var applied to an already evaluated
 // argument (see varSpecOf). The second result is false when the argument
 // is of a shape the reference engine fails on.
-func (e *env) getVar(arg value, data value) (value, bool) {
+func (e *evalState) getVar(arg value, data value) (value, bool) {
 	spec, why := varSpecOf(arg)
 	if why != "" {
 		// Booleans and objects only fail once they are split as a path, which
@@ -242,7 +242,7 @@ func (e *env) getVar(arg value, data value) (value, bool) {
 }
 
 // applyVar looks spec up in data.
-func (e *env) applyVar(spec *varSpec, data value) value {
+func (e *evalState) applyVar(spec *varSpec, data value) value {
 	switch spec.mode {
 	case varData:
 		return data
