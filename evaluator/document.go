@@ -41,23 +41,6 @@ func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, 
 	return top, refs, nil
 }
 
-// syntaxErrorAt is a JSON syntax error at doc[at], with its line and its
-// column in bytes (a newline starts the line after it).
-func syntaxErrorAt(doc []byte, at int, msg string) *SyntaxError {
-	line, col := 1, 1
-	for _, c := range doc[:min(at+1, len(doc))] {
-		if c == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	if col > 1 {
-		col-- // the byte's column, not the one after it
-	}
-	return &SyntaxError{Format: "JSON", Line: line, Column: col, Msg: msg}
-}
-
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
 func decodeYAML(doc []byte) (any, error) {

@@ -13,6 +13,13 @@ import (
 	"strconv"
 )
 
+// writtenSeed hashes definitions as written: flag sets are only compared
+// within a process.
+var writtenSeed = maphash.MakeSeed()
+
+// fingerprintSeeds make a flag's fingerprint: two seeds, for 128 bits.
+var fingerprintSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
 // fingerprint hashes everything but metadata (see settle) that changes how
 // a flag evaluates, in a canonical form that ignores key order, spacing and
 // number spelling, so that rewriting a file without changing its meaning

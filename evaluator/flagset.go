@@ -1,7 +1,6 @@
 package evaluator
 
 import (
-	"hash/maphash"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -34,6 +33,9 @@ type FlagSet struct {
 	// brokenWhole and brokenPartly are BrokenFlags' counts.
 	brokenWhole, brokenPartly int
 }
+
+// lastSetID is the id of the flag set made last.
+var lastSetID atomic.Uint64
 
 // flag is one compiled flag. Its size is most of the memory of a large set:
 // what is cheap to work out at evaluation is not kept.
@@ -102,15 +104,6 @@ type config struct {
 func WithPrevious(set *FlagSet) Option {
 	return func(c *config) { c.prev = set }
 }
-
-// writtenSeed hashes definitions as written: flag sets are only compared
-// within a process.
-var writtenSeed = maphash.MakeSeed()
-
-// fingerprintSeeds make a flag's fingerprint: two seeds, for 128 bits.
-var fingerprintSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
-
-var lastSetID atomic.Uint64
 
 // WithFractionalVersion selects the bucketing of the fractional operator
 // (fractional.V2 by default, which is what flagd uses today, and the

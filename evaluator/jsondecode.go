@@ -161,6 +161,23 @@ func (d *fastDecoder) missingComma(end int, closing byte) bool {
 	return false
 }
 
+// syntaxErrorAt is a JSON syntax error at doc[at], with its line and its
+// column in bytes (a newline starts the line after it).
+func syntaxErrorAt(doc []byte, at int, msg string) *SyntaxError {
+	line, col := 1, 1
+	for _, c := range doc[:min(at+1, len(doc))] {
+		if c == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	if col > 1 {
+		col-- // the byte's column, not the one after it
+	}
+	return &SyntaxError{Format: "JSON", Line: line, Column: col, Msg: msg}
+}
+
 // syntaxErrorBefore is a JSON syntax error at the place just before
 // doc[at], as a caret between two bytes: after the last byte of a line
 // when doc[at] ends it (a '\r' or '\n'), on the line of doc[at] otherwise.
