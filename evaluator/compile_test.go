@@ -38,3 +38,49 @@ func TestNodeSize(t *testing.T) {
 		t.Errorf("a node is %d bytes, more than 88", size)
 	}
 }
+
+// constNodes lists the constant nodes of a flag's rule whose text is s.
+func constNodes(set *FlagSet, key, s string) []*node {
+	var out []*node
+	var walk func(n *node)
+	walk = func(n *node) {
+		if n == nil {
+			return
+		}
+		if n.op == opConst && n.lit.k == kStr && n.lit.str() == s {
+			out = append(out, n)
+		}
+		for _, a := range n.args {
+			walk(a)
+		}
+		walk(n.argExpr)
+	}
+	walk(set.index.get(key).rule)
+	return out
+}
+
+// Rules of one load share the node of a scalar constant, but within a
+// rule each occurrence keeps its own: Explain tells an operation's
+// arguments apart by their nodes.
+func TestRulesShareScalarConstants(t *testing.T) {
+	const rule = `{"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+		"targeting": {"if": [{"==": [{"var": "x"}, "on"]}, "on", "off"]}}`
+	set := mustLoad(t, `{"flags": {"a": `+rule+`, "b": `+rule+`}}`)
+	a, b := constNodes(set, "a", "on"), constNodes(set, "b", "on")
+	if len(a) != 2 || len(b) != 2 {
+		t.Fatalf(`"on" constants: %d in a, %d in b, want 2 each`, len(a), len(b))
+	}
+	if a[0] == a[1] || b[0] == b[1] {
+		t.Error("one rule's two constants share a node")
+	}
+	if a[0] != b[0] && a[0] != b[1] {
+		t.Error("the two rules share no constant node")
+	}
+	for _, key := range []string{"a", "b"} {
+		for x, want := range map[string]string{"on": "on", "off": "off"} {
+			if e := set.Evaluate(key, map[string]any{"x": x}); e.Variant() != want {
+				t.Errorf("%s with x=%s: %q, want %q", key, x, e.Variant(), want)
+			}
+		}
+	}
+}
