@@ -63,7 +63,7 @@ func (def *defFields) appendVariants(b []byte) []byte {
 	return b
 }
 
-// compileFields is compileFlag on the members of the definition. settle
+// compileFields is compileFlag on the members of the definition. addSetMetadata
 // adds the flag set's metadata, and its fingerprint.
 func (l *loader) compileFields(fd *flagDef, def *defFields) (*flag, []FlagProblem) {
 	key := fd.key

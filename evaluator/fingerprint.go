@@ -20,7 +20,7 @@ var writtenSeed = maphash.MakeSeed()
 // fingerprintSeeds make a flag's fingerprint: two seeds, for 128 bits.
 var fingerprintSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 
-// fingerprint hashes everything but metadata (see settle) that changes how
+// fingerprint hashes everything but metadata (see addSetMetadata) that changes how
 // a flag evaluates, in a canonical form that ignores key order, spacing and
 // number spelling, so that rewriting a file without changing its meaning
 // is not a change. Fingerprints are compared within a process only.

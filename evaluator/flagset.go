@@ -45,8 +45,8 @@ type flag struct {
 	// without a rule, which cannot read it.
 	keyRef   any
 	variants map[string]int // by name, only past maxScannedVariants
-	// vals may be shared with other flags of the set that have the same
-	// variants: nothing writes to them once the flag is compiled.
+	// vals are the variants; nothing writes to them once the flag is
+	// compiled.
 	vals     []variant
 	rule     *node
 	broken   *Error

@@ -67,7 +67,7 @@ func Load(doc []byte, opts ...Option) (*FlagSet, error) {
 
 // loadDocument is Load before the flag set's problems are reported. Large
 // flag sets are compiled while the rest is decoded, but for what depends on
-// the rest: compileAll compiles those flags, and settle adds the metadata.
+// the rest: compileAll compiles those flags, and addSetMetadata adds the metadata.
 func loadDocument(doc []byte, cfg config) (*FlagSet, *loader, error) {
 	early := loader{cfg: cfg, noRefs: true}
 	if cfg.prev != nil {
@@ -180,7 +180,7 @@ func (l *loader) finish(set *FlagSet, top map[string]any, defs flagDefs) *FlagSe
 			set.fresh = append(set.fresh, def.flag)
 		}
 		if def.object && !def.reused {
-			l.settle(def.flag, set.metadata, setMeta)
+			l.addSetMetadata(def.flag, set.metadata, setMeta)
 		}
 	}
 	switch t := top["flags"].(type) {
@@ -209,9 +209,9 @@ func flagsOf(defs flagDefs) []*flag {
 	return flags
 }
 
-// settle gives f the flag set's metadata under its own, and a fingerprint
+// addSetMetadata gives f the flag set's metadata under its own, and a fingerprint
 // that covers both; setMeta is the canonical form of the flag set's.
-func (l *loader) settle(f *flag, meta map[string]any, setMeta []byte) {
+func (l *loader) addSetMetadata(f *flag, meta map[string]any, setMeta []byte) {
 	own := f.metadata
 	if f.metadata = mergeMetadata(meta, own); f.metadata == nil {
 		return // the fingerprint of the rest is the flag's
