@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"io"
+	"slices"
 	"sync/atomic"
 )
 
@@ -24,8 +25,10 @@ func (k *docKeeper) keep(doc []byte) {
 }
 
 // compress replaces the document kept with its compressed form, unless
-// replaced says that no one will ask for it any more.
-func (k *docKeeper) compress(replaced func() bool) {
+// replaced says that no one will ask for it any more, in which case it is
+// dropped. It gives up between pieces once stopped says so (the provider
+// shut down), leaving the document as it came.
+func (k *docKeeper) compress(replaced, stopped func() bool) {
 	raw := k.raw.Load()
 	if raw == nil {
 		return
@@ -37,12 +40,21 @@ func (k *docKeeper) compress(replaced func() bool) {
 	var b bytes.Buffer
 	// Writing to memory at a valid level cannot fail.
 	w, _ := flate.NewWriter(&b, flate.BestSpeed)
-	_, _ = w.Write(*raw)
+	for piece := range slices.Chunk(*raw, compressPiece) {
+		if stopped() {
+			return
+		}
+		_, _ = w.Write(piece)
+	}
 	_ = w.Close()
 	z := b.Bytes()
 	k.compressed.Store(&z)
 	k.raw.Store(nil)
 }
+
+// compressPiece is how much compress writes between two looks at whether
+// to give up: a few milliseconds of work.
+const compressPiece = 1 << 20
 
 // document is the document kept, nil when none was.
 func (k *docKeeper) document() ([]byte, error) {

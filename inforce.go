@@ -118,14 +118,7 @@ func (p *Provider) document() ([]byte, error) {
 func (p *Provider) putInForce(set *evaluator.FlagSet, doc []byte) (old *evaluator.FlagSet, k *docKeeper) {
 	k = &docKeeper{}
 	k.keep(doc)
-	old = p.putInForceKept(set, k)
-	// Compressing a document the next flag set has replaced already
-	// would be work for nothing.
-	go k.compress(func() bool {
-		in := p.snap.Load()
-		return in == nil || in.doc != k
-	})
-	return old, k
+	return p.putInForceKept(set, k), k
 }
 
 // putInForceKept is putInForce with the document kept already: a change

@@ -7,6 +7,7 @@ package flagsnap
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -141,11 +142,17 @@ func (r *run) giveUpInit(cached *evaluator.FlagSet, doc []byte) error {
 	if r.fatalErr != nil {
 		return &openfeature.ProviderInitError{ErrorCode: openfeature.ProviderFatalCode, Message: r.fatalErr.Error()}
 	}
+	if r.state == stateFatal {
+		// Shut down meanwhile: stop waits for the run's goroutines, and
+		// none may start now.
+		return errors.New("flagsnap: the provider was shut down during Init")
+	}
 	if cached != nil {
 		r.p.loadedAt.Store(time.Now().UnixNano())
 		r.main = cached
 		set := r.layered()
 		_, r.mainDoc = r.p.putInForce(set, doc)
+		r.compress(r.mainDoc)
 		r.noteShadows(set)
 		r.markReady()
 		r.state = stateStale
@@ -214,6 +221,18 @@ func (r *run) supervise() {
 			r.mu.Unlock()
 		}
 	}
+}
+
+// compress compresses the document k keeps on a goroutine of the run,
+// which stop waits for: compressing a document that a newer one has
+// replaced, or once the run has ended, would be work for nothing.
+func (r *run) compress(k *docKeeper) {
+	r.wg.Go(func() {
+		k.compress(func() bool {
+			in := r.p.snap.Load()
+			return in == nil || in.doc != k
+		}, func() bool { return r.ctx.Err() != nil })
+	})
 }
 
 // markReady records that the run serves flags. Closing ready ends the wait

@@ -136,6 +136,7 @@ func (r *run) accept(set *evaluator.FlagSet, doc []byte, origin string, digest [
 	layered := r.layered()
 	old, k := r.p.putInForce(layered, doc)
 	r.mainDoc = k
+	r.compress(k)
 	r.noteShadows(layered)
 	set = layered
 	if r.state != stateStarting {
