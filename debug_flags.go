@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/flagsnap/flagsnap/internal/plainyaml"
+
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/flagsnap/flagsnap/evaluator"
@@ -177,7 +179,7 @@ func yamlDefinitions(doc []byte) (map[string]json.RawMessage, error) {
 	if err := yaml.Unmarshal(doc, &raw); err != nil {
 		return nil, err
 	}
-	top, ok := jsonable(raw).(map[string]any)
+	top, ok := plainyaml.Plain(raw).(map[string]any)
 	if !ok {
 		return nil, errors.New("the document is not an object")
 	}
@@ -186,30 +188,6 @@ func yamlDefinitions(doc []byte) (map[string]json.RawMessage, error) {
 		return nil, err
 	}
 	return flagsByKey(flags)
-}
-
-// jsonable is a value decoded from YAML with each mapping's keys made
-// strings, so that encoding/json takes it.
-func jsonable(x any) any {
-	switch t := x.(type) {
-	case map[string]any:
-		for k, v := range t {
-			t[k] = jsonable(v)
-		}
-		return t
-	case map[any]any:
-		out := make(map[string]any, len(t))
-		for k, v := range t {
-			out[fmt.Sprint(k)] = jsonable(v)
-		}
-		return out
-	case []any:
-		for i, v := range t {
-			t[i] = jsonable(v)
-		}
-		return t
-	}
-	return x
 }
 
 // flagsByKey reads a document's "flags", an object or an array. Of an

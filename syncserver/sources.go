@@ -10,7 +10,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
+
+	"github.com/flagsnap/flagsnap/internal/plainyaml"
 
 	yaml "go.yaml.in/yaml/v3"
 	"google.golang.org/grpc/codes"
@@ -345,36 +346,11 @@ func decodeDocument(doc []byte) (map[string]any, error) {
 		if err := yaml.Unmarshal(doc, &y); err != nil {
 			return nil, err
 		}
-		raw = fromYAML(y)
+		raw = plainyaml.Plain(y)
 	}
 	top, ok := raw.(map[string]any)
 	if !ok {
 		return nil, errors.New("the document is not an object")
 	}
 	return top, nil
-}
-
-// fromYAML turns what the YAML decoder makes into what JSON can encode.
-func fromYAML(x any) any {
-	switch t := x.(type) {
-	case map[string]any:
-		for k, v := range t {
-			t[k] = fromYAML(v)
-		}
-		return t
-	case map[any]any:
-		out := make(map[string]any, len(t))
-		for k, v := range t {
-			out[fmt.Sprint(k)] = fromYAML(v)
-		}
-		return out
-	case []any:
-		for i, v := range t {
-			t[i] = fromYAML(v)
-		}
-		return t
-	case time.Time:
-		return t.Format(time.RFC3339Nano)
-	}
-	return x
 }

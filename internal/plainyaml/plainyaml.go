@@ -1,0 +1,33 @@
+package plainyaml
+
+import (
+	"fmt"
+	"time"
+)
+
+// Plain turns what the YAML decoder makes into what encoding/json encodes
+// alike: mapping keys become strings and timestamps RFC 3339 text. Maps
+// and slices are converted in place.
+func Plain(x any) any {
+	switch t := x.(type) {
+	case map[string]any:
+		for k, v := range t {
+			t[k] = Plain(v)
+		}
+		return t
+	case map[any]any:
+		out := make(map[string]any, len(t))
+		for k, v := range t {
+			out[fmt.Sprint(k)] = Plain(v)
+		}
+		return out
+	case []any:
+		for i, v := range t {
+			t[i] = Plain(v)
+		}
+		return t
+	case time.Time:
+		return t.Format(time.RFC3339Nano)
+	}
+	return x
+}

@@ -1,0 +1,29 @@
+package plainyaml
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+func TestPlain(t *testing.T) {
+	for _, tc := range []struct{ yaml, json string }{
+		{"a: 1\nb: [x, {1: y}]\n", `{"a":1,"b":["x",{"1":"y"}]}`},
+		{"when: 2024-01-02T03:04:05Z\n", `{"when":"2024-01-02T03:04:05Z"}`},
+		{"true: on\n", `{"true":"on"}`},
+	} {
+		var raw any
+		if err := yaml.Unmarshal([]byte(tc.yaml), &raw); err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(Plain(raw))
+		if err != nil || string(b) != tc.json {
+			t.Errorf("%q: %s (%v), want %s", tc.yaml, b, err, tc.json)
+		}
+	}
+	if got := Plain(time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC)); got != "2024-01-02T00:00:00Z" {
+		t.Errorf("a timestamp: %v", got)
+	}
+}
