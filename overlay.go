@@ -4,7 +4,6 @@ package flagsnap
 // flags win by key, whatever state the source is in.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -69,7 +68,8 @@ func (p *Provider) newOverrides() ([]*overrideLayer, error) {
 				Path:         o.path,
 				PollInterval: p.cfg.OfflinePollInterval,
 				MaxSize:      int64(p.cfg.MaxMessageSize),
-				Logger:       slog.New(withoutLosses{p.log.Handler()}),
+				Optional:     true, // the run says the absence in its own words
+				Logger:       p.log,
 			})
 			if err != nil {
 				return nil, fmt.Errorf("override file %s: %w", o.path, err)
@@ -79,26 +79,6 @@ func (p *Provider) newOverrides() ([]*overrideLayer, error) {
 		out = append(out, &overrideLayer{name: sourceOrigin(src).name, src: src, state: LayerWaiting})
 	}
 	return out, nil
-}
-
-// withoutLosses leaves out a flag file's lines about its losses and
-// returns: for an override, the run says them in its own words, since a
-// file that does not exist is no loss but no overrides.
-type withoutLosses struct{ slog.Handler }
-
-func (h withoutLosses) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == "flag file lost" || r.Message == "flag file readable again" {
-		return nil
-	}
-	return h.Handler.Handle(ctx, r)
-}
-
-func (h withoutLosses) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return withoutLosses{h.Handler.WithAttrs(attrs)}
-}
-
-func (h withoutLosses) WithGroup(name string) slog.Handler {
-	return withoutLosses{h.Handler.WithGroup(name)}
 }
 
 // runOverrides starts the sources of the overrides; each reports to a

@@ -126,6 +126,10 @@ type FileConfig struct {
 	// is reported through [Sink.Lost] as a [*MessageTooLargeError], and
 	// the flags in force stay.
 	MaxSize int64
+	// Optional says that the file may well not exist, as an override
+	// file often does not: its absence is still reported through
+	// [Sink.Lost], but logged at Debug rather than as a loss to warn of.
+	Optional bool
 	// Logger receives diagnostics; nil means silent.
 	Logger *slog.Logger
 }
@@ -151,6 +155,7 @@ type File struct {
 	debounce time.Duration
 	settle   time.Duration
 	log      *slog.Logger
+	optional bool
 	seed     maphash.Seed // for recognising content already delivered
 
 	started atomic.Bool
@@ -184,6 +189,7 @@ func NewFile(cfg FileConfig) (*File, error) {
 		debounce:   cfg.Debounce,
 		settle:     max(cfg.Debounce/2, minSettle),
 		log:        cfg.Logger,
+		optional:   cfg.Optional,
 		seed:       maphash.MakeSeed(),
 		readFile:   func(path string) ([]byte, error) { return readRegular(path, maxSize) },
 		newWatcher: fsnotify.NewWatcher,
@@ -264,7 +270,9 @@ type runner struct {
 	lastSum   uint64
 	// lostMsg is the message of the Lost reported for the current loss,
 	// and empty while the file is not lost: a fileError's message never is.
-	lostMsg string
+	// lostQuietly says it was logged at Debug (see FileConfig.Optional).
+	lostMsg     string
+	lostQuietly bool
 }
 
 func (r *runner) run(ctx context.Context) error {
@@ -492,7 +500,13 @@ func (r *runner) lose(err error) {
 		return
 	}
 	r.lostMsg = err.Error()
-	r.f.log.Warn("flag file lost", "path", r.f.path, "error", err)
+	// An optional file's absence, and its end, are no news.
+	r.lostQuietly = r.f.optional && errors.Is(err, fs.ErrNotExist)
+	level := slog.LevelWarn
+	if r.lostQuietly {
+		level = slog.LevelDebug
+	}
+	r.f.log.Log(context.Background(), level, "flag file lost", "path", r.f.path, "error", err)
 	r.sink.Lost(err)
 }
 
@@ -503,7 +517,11 @@ func (r *runner) deliver(data []byte) {
 		return
 	}
 	if r.lostMsg != "" {
-		r.f.log.Info("flag file readable again", "path", r.f.path)
+		level := slog.LevelInfo
+		if r.lostQuietly {
+			level = slog.LevelDebug
+		}
+		r.f.log.Log(context.Background(), level, "flag file readable again", "path", r.f.path)
 	} else {
 		r.f.log.Debug("flag file changed", "path", r.f.path, "bytes", len(data))
 	}

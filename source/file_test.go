@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -291,6 +292,26 @@ func TestFileMissingAtStart(t *testing.T) {
 
 	writeFile(t, path, v1)
 	h.rec.waitUpdate(t, v1)
+}
+
+// An optional file's absence is reported to the sink as any loss, but
+// logged at Debug: a WARN only for a loss that is news.
+func TestFileOptionalMissingIsNoWarning(t *testing.T) {
+	for _, optional := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "flags.json")
+		var logs logtest.Buffer
+		log := slog.New(slog.NewTextHandler(&logs, nil)) // INFO and above
+		h := start(t, FileConfig{Path: path, PollInterval: 10 * time.Millisecond, Optional: optional, Logger: log}, nil)
+		if err := h.rec.waitLost(t); !errors.Is(err, ErrNotExist) {
+			t.Errorf("optional %v: Lost(%v), want ErrNotExist", optional, err)
+		}
+		writeFile(t, path, v1)
+		h.rec.waitUpdate(t, v1)
+		lost, back := logs.Count(`level=WARN msg="flag file lost"`), logs.Count(`level=INFO msg="flag file readable again"`)
+		if want := map[bool]int{false: 1, true: 0}[optional]; lost != want || back != want {
+			t.Errorf("optional %v: %d WARN lines of the loss and %d INFO of its end, want %d each:\n%s", optional, lost, back, want, logs.String())
+		}
+	}
 }
 
 func TestFilePermissionDenied(t *testing.T) {
