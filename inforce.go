@@ -88,9 +88,7 @@ func (p *Provider) flags() *evaluator.FlagSet {
 
 // mainFlags is the main source's flag set in force, without the overrides.
 func (p *Provider) mainFlags() *evaluator.FlagSet {
-	p.mu.Lock()
-	r := p.run
-	p.mu.Unlock()
+	r := p.currentRun()
 	if r == nil {
 		return p.flags()
 	}

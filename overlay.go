@@ -260,9 +260,7 @@ type LayerStatus struct {
 // overrideStatus reports the overrides of the run, and which flag keys
 // each answers for.
 func (p *Provider) overrideStatus() (layers []LayerStatus, overridden map[string]string) {
-	p.mu.Lock()
-	r := p.run
-	p.mu.Unlock()
+	r := p.currentRun()
 	if r == nil {
 		return nil, nil
 	}
@@ -290,9 +288,7 @@ func (p *Provider) overrideStatus() (layers []LayerStatus, overridden map[string
 // overrideDocuments are the documents of the overrides in force, by
 // override, lowest first, for DebugHandler.
 func (p *Provider) overrideDocuments() (names []string, docs [][]byte) {
-	p.mu.Lock()
-	r := p.run
-	p.mu.Unlock()
+	r := p.currentRun()
 	if r == nil {
 		return nil, nil
 	}

@@ -207,6 +207,14 @@ func (p *Provider) InitWithContext(ctx context.Context, _ openfeature.Evaluation
 	return r.giveUpInit(cached, doc)
 }
 
+// currentRun is the run of the provider, nil before Init and after
+// Shutdown.
+func (p *Provider) currentRun() *run {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.run
+}
+
 // Shutdown stops the source and every goroutine of the provider. It is
 // idempotent; no event is sent after it returns.
 func (p *Provider) Shutdown() { _ = p.ShutdownWithContext(context.Background()) }

@@ -168,9 +168,7 @@ func (p *Provider) SourceStatus() SourceStatus {
 // sourceState reads the run's state as SourceStatus reports it: an error
 // with no flags served yet is still connecting.
 func (p *Provider) sourceState() SourceState {
-	p.mu.Lock()
-	r := p.run
-	p.mu.Unlock()
+	r := p.currentRun()
 	if r == nil {
 		return SourceStopped
 	}
