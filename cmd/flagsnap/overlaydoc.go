@@ -33,14 +33,20 @@ type overlayFlag struct {
 // readyOverride checks an override's document as WithOverrideFile does
 // (strictly) and makes its flags ready to be layered.
 func readyOverride(path string, doc []byte) (overrideDoc, error) {
-	if _, err := loadOverride(path, doc); err != nil {
-		return overrideDoc{}, err
-	}
-	flags, err := standAlone(doc)
+	flags, err := overrideFlags(doc)
 	if err != nil {
-		return overrideDoc{}, fmt.Errorf("override %s refused: %w", path, err)
+		return overrideDoc{}, refused(path, err)
 	}
 	return overrideDoc{path: path, doc: doc, flags: flags}, nil
+}
+
+// overrideFlags is readyOverride's flags; its error does not name the
+// override.
+func overrideFlags(doc []byte) ([]overlayFlag, error) {
+	if _, err := compileOverride(doc); err != nil {
+		return nil, err
+	}
+	return standAlone(doc)
 }
 
 // overlay is base with flags in place of its flags of the same keys,

@@ -34,24 +34,21 @@ const overrideUsage = "layer this flag file's flags over FILE's, by flag key; a 
 // evaluator it names may well be in FILE, where the override cannot see it.
 const refHint = "a $ref resolves in the document that defines the flag: copy the evaluator into this override's $evaluators"
 
-// loadOverride compiles an override strictly, as WithOverrideFile does: an
-// override is there to force a known answer, so one broken flag refuses
-// the whole document. The error names the override.
-func loadOverride(path string, doc []byte, opts ...evaluator.Option) (*evaluator.FlagSet, error) {
+// compileOverride compiles an override strictly, as WithOverrideFile does:
+// an override is there to force a known answer, so one broken flag refuses
+// the whole document. The error, with the rule of $refs when a $ref is
+// what it trips on, does not name the override: refused does.
+func compileOverride(doc []byte, opts ...evaluator.Option) (*evaluator.FlagSet, error) {
 	set, err := evaluator.Load(doc, append(slices.Clip(opts), evaluator.WithStrict())...)
-	if err != nil {
-		return nil, overrideRefused(path, err)
+	if err != nil && strings.Contains(err.Error(), "$ref") {
+		err = fmt.Errorf("%w (%s)", err, refHint)
 	}
-	return set, nil
+	return set, err
 }
 
-// overrideRefused is the one-line error of a refused override, with the
-// rule of $refs when a $ref is what it trips on.
-func overrideRefused(path string, err error) error {
-	if strings.Contains(err.Error(), "$ref") {
-		return fmt.Errorf("override %s refused: %v (%s)", path, err, refHint)
-	}
-	return fmt.Errorf("override %s refused: %v", path, err)
+// refused is the one-line error of the override at path, refused for err.
+func refused(path string, err error) error {
+	return fmt.Errorf("override %s refused: %w", path, err)
 }
 
 // layerOverrides is main's flags with the overrides at paths over them,
@@ -71,9 +68,9 @@ func layerOverrides(mainPath string, main *evaluator.FlagSet, paths []string, op
 		if err != nil {
 			return nil, fmt.Errorf("override %s: %s", path, readError(err))
 		}
-		set, err := loadOverride(path, doc, opts...)
+		set, err := compileOverride(doc, opts...)
 		if err != nil {
-			return nil, err
+			return nil, refused(path, err)
 		}
 		layers = append(layers, evaluator.Layer{Name: path, Set: set})
 	}

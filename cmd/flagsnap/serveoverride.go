@@ -206,11 +206,12 @@ func (w *overrideWatcher) Update(u source.Update) error {
 	if w.last != nil && string(u.Flags) == string(w.last) {
 		return nil // the first read is what serve started with
 	}
-	o, err := readyOverride(w.path, u.Flags)
+	flags, err := overrideFlags(u.Flags)
 	if err != nil {
 		w.lay.log.Error("override refused; its last good flags stay", "override", w.path, "error", err)
-		return err
+		return refused(w.path, err)
 	}
+	o := overrideDoc{path: w.path, doc: u.Flags, flags: flags}
 	w.last, w.absent = u.Flags, false
 	w.lay.log.Info("override loaded", "override", w.path, "flags", len(o.flags))
 	w.lay.setOverride(w.j, o)

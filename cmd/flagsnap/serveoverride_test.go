@@ -73,9 +73,13 @@ func TestServeOverride(t *testing.T) {
 	// A broken override is refused whole and logged; its last good flags
 	// stay.
 	writeFile(t, over, `{"flags": {"color": {"state": "ENABLED", "variants": {"red": "red"}, "defaultVariant": "nope"}}}`)
-	waitFor(t, "the refusal logged", func() bool {
-		return strings.Contains(r.stdout.String(), `level=ERROR msg="override refused; its last good flags stay" override=`+over+` error="override `+over+` refused: `)
-	})
+	// The line names the override once: its error does not name it again.
+	refusal := `level=ERROR msg="override refused; its last good flags stay" override=` + over + ` error="`
+	waitFor(t, "the refusal logged", func() bool { return strings.Contains(r.stdout.String(), refusal) })
+	line, _, _ := strings.Cut(r.stdout.String()[strings.Index(r.stdout.String(), refusal):], "\n")
+	if !strings.Contains(line, `defaultVariant \"nope\"`) || strings.Count(line, over) != 1 {
+		t.Errorf("the refusal does not say why, or names the override more than once: %s", line)
+	}
 	noEvent(t, p, 200*time.Millisecond)
 	check("the override broken", "green")
 
