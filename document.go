@@ -17,11 +17,14 @@ type docKeeper struct {
 	compressed atomic.Pointer[[]byte]
 }
 
-// keep keeps doc as it came; nil keeps nothing.
-func (k *docKeeper) keep(doc []byte) {
+// keepDocument keeps doc as it came, not copied: sources hand over a
+// document they do not keep or change. A nil doc keeps nothing.
+func keepDocument(doc []byte) *docKeeper {
+	k := &docKeeper{}
 	if doc != nil {
 		k.raw.Store(&doc)
 	}
+	return k
 }
 
 // compress replaces the document kept with its compressed form, unless

@@ -109,19 +109,10 @@ func (p *Provider) document() ([]byte, error) {
 	return nil, nil
 }
 
-// putInForce makes set, compiled from doc, the flag set in force, counted
-// from now on, and returns the one it replaces. It is called under the
-// run's lock. doc is kept, not copied, for DebugHandler: sources hand
-// over a document they do not keep or change.
-func (p *Provider) putInForce(set *evaluator.FlagSet, doc []byte) (old *evaluator.FlagSet, k *docKeeper) {
-	k = &docKeeper{}
-	k.keep(doc)
-	return p.putInForceKept(set, k), k
-}
-
-// putInForceKept is putInForce with the document kept already: a change
-// of the overrides keeps the main source's. Under the run's lock.
-func (p *Provider) putInForceKept(set *evaluator.FlagSet, k *docKeeper) (old *evaluator.FlagSet) {
+// putInForce makes set, compiled from the document k keeps, the flag set
+// in force, counted from now on, and returns the one it replaces. It is
+// called under the run's lock.
+func (p *Provider) putInForce(set *evaluator.FlagSet, k *docKeeper) (old *evaluator.FlagSet) {
 	in := &inForce{set: set, counts: p.countUsage(set), doc: k}
 	prev := p.snap.Load()
 	if prev != nil && prev.set == set {

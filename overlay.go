@@ -110,6 +110,26 @@ func (r *run) layered() *evaluator.FlagSet {
 	return r.lastLayers.set
 }
 
+// putMain puts the main source's flag set, compiled from doc, in force
+// with the overrides over it, and returns the set in force and the one it
+// replaced. Under r.mu.
+func (r *run) putMain(set *evaluator.FlagSet, doc []byte) (inForce, old *evaluator.FlagSet) {
+	r.main, r.mainDoc = set, keepDocument(doc)
+	inForce, old = r.putLayered()
+	r.compress(r.mainDoc) // once it is the document in force
+	return inForce, old
+}
+
+// putLayered puts the main source's flags in force again with the
+// overrides as they are now, and returns the set in force and the one it
+// replaced. Under r.mu.
+func (r *run) putLayered() (set, old *evaluator.FlagSet) {
+	set = r.layered()
+	old = r.p.putInForce(set, r.mainDoc)
+	r.noteShadows(set)
+	return set, old
+}
+
 // overrideSink is how an override's source reaches the run.
 type overrideSink struct {
 	r *run
@@ -182,12 +202,9 @@ func (r *run) relayer(why string) {
 	if r.main == nil || r.state == stateFatal {
 		return
 	}
-	set := r.layered()
-	old := r.p.putInForceKept(set, r.mainDoc)
+	set, old := r.putLayered()
 	added, removed, changed := set.Changes(old)
 	changes := slices.Concat(added, removed, changed)
-	slices.Sort(changes)
-	r.noteShadows(set)
 	if len(changes) == 0 {
 		return
 	}
@@ -225,21 +242,21 @@ func (r *run) noteShadows(set *evaluator.FlagSet) {
 	}
 	slices.Sort(started)
 	slices.Sort(stopped)
-	for i, key := range started {
-		if i == maxShadowLines {
-			r.p.log.Warn("overrides shadow more flags of the source", slog.Int("more", len(started)-i))
-			break
-		}
-		r.p.log.Warn("override shadows a flag of the source", slog.String("flag", key), slog.String("override", now[key]))
-	}
-	for i, key := range stopped {
-		if i == maxShadowLines {
-			r.p.log.Warn("overrides stopped shadowing more flags of the source", slog.Int("more", len(stopped)-i))
-			break
-		}
-		r.p.log.Warn("override no longer shadows a flag of the source", slog.String("flag", key), slog.String("override", r.shadowed[key]))
-	}
+	warnEach(r.p.log, started, now, "override shadows a flag of the source", "overrides shadow more flags of the source")
+	warnEach(r.p.log, stopped, r.shadowed, "override no longer shadows a flag of the source", "overrides stopped shadowing more flags of the source")
 	r.shadowed = now
+}
+
+// warnEach logs msg at WARN for each of keys, naming its override in
+// layerOf, up to maxShadowLines, and the rest in one line of more.
+func warnEach(log *slog.Logger, keys []string, layerOf map[string]string, msg, more string) {
+	for i, key := range keys {
+		if i == maxShadowLines {
+			log.Warn(more, slog.Int("more", len(keys)-i))
+			return
+		}
+		log.Warn(msg, slog.String("flag", key), slog.String("override", layerOf[key]))
+	}
 }
 
 // LayerStatus is the health of one override (see SourceStatus.Overrides).

@@ -2,6 +2,7 @@ package flagsnap
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -343,5 +344,35 @@ func TestOverrideOverACustomSourceAndTheCache(t *testing.T) {
 	eventually(t, "the source's flags", func() bool { return p.SourceStatus().State == SourceServing })
 	if c, limit := color(p), p.IntEvaluation(context.Background(), "limit", 0, nil).Value; c != "blue" || limit != 10 {
 		t.Errorf("color %q, limit %d; want the override's blue over the source's flags", c, limit)
+	}
+}
+
+// An override that shadows many flags names the first 20 one by one, and
+// counts the rest in one line.
+func TestOverrideShadowingManyFlags(t *testing.T) {
+	doc := func(variant string) string {
+		var flags []string
+		for i := range 25 {
+			flags = append(flags, fmt.Sprintf(`"f%02d": {"state": "ENABLED", "variants": {"a": 1, "b": 2}, "defaultVariant": %q}`, i, variant))
+		}
+		return `{"flags": {` + strings.Join(flags, ",") + `}}`
+	}
+	var logs logtest.Buffer
+	p, err := NewProvider(WithoutEnv(), WithFlags([]byte(doc("a"))), WithOverrideSource(source.NewMemory([]byte(doc("b")))),
+		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Shutdown)
+	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the override layered", func() bool { return len(p.SourceStatus().Overridden) == 25 })
+	eventually(t, "the WARN lines", func() bool { return logs.Count("overrides shadow more flags of the source") == 1 })
+	if n := logs.Count(`msg="override shadows a flag of the source"`); n != maxShadowLines {
+		t.Errorf("%d flags named, want %d:\n%s", n, maxShadowLines, logs.String())
+	}
+	if !strings.Contains(logs.String(), "flag=f19 ") || strings.Contains(logs.String(), "flag=f20 ") || !strings.Contains(logs.String(), "more=5") {
+		t.Errorf("want f00 to f19 named and 5 more:\n%s", logs.String())
 	}
 }

@@ -149,11 +149,7 @@ func (r *run) giveUpInit(cached *evaluator.FlagSet, doc []byte) error {
 	}
 	if cached != nil {
 		r.p.loadedAt.Store(time.Now().UnixNano())
-		r.main = cached
-		set := r.layered()
-		_, r.mainDoc = r.p.putInForce(set, doc)
-		r.compress(r.mainDoc)
-		r.noteShadows(set)
+		r.putMain(cached, doc)
 		r.markReady()
 		r.state = stateStale
 		// OpenFeature announces READY when Init returns; STALE must come

@@ -132,13 +132,7 @@ func (r *run) accept(set *evaluator.FlagSet, doc []byte, origin string, digest [
 	first, r.loaded = !r.loaded, true
 	// The new flags are compiled and in force before anyone hears of them.
 	r.p.loadedAt.Store(time.Now().UnixNano())
-	r.main = set
-	layered := r.layered()
-	old, k := r.p.putInForce(layered, doc)
-	r.mainDoc = k
-	r.compress(k)
-	r.noteShadows(layered)
-	set = layered
+	set, old := r.putMain(set, doc)
 	if r.state != stateStarting {
 		// Init's flags are announced by READY, which lists none; sorting
 		// the keys of a large first set would lengthen every start.
