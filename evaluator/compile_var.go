@@ -6,7 +6,10 @@ package evaluator
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -147,21 +150,8 @@ func plainJSON(raw any) (any, error) {
 		return f, nil
 	case map[string]any:
 		out := make(map[string]any, len(t))
-		unresolved := false
-		for k, v := range t {
-			pv, err := plainJSON(v)
-			switch {
-			case err == errUnresolved:
-				// A problem of its own elsewhere in the value still
-				// counts, whatever the order the map is walked in.
-				unresolved = true
-			case err != nil:
-				return nil, err
-			}
-			out[k] = pv
-		}
-		if unresolved {
-			return nil, errUnresolved
+		if err := plainEach(maps.All(t), func(k string, v any) { out[k] = v }); err != nil {
+			return nil, err
 		}
 		return out, nil
 	case *op1:
@@ -172,19 +162,8 @@ func plainJSON(raw any) (any, error) {
 		return map[string]any{t.key: pv}, nil
 	case []any:
 		out := make([]any, len(t))
-		unresolved := false
-		for i, v := range t {
-			pv, err := plainJSON(v)
-			switch {
-			case err == errUnresolved:
-				unresolved = true
-			case err != nil:
-				return nil, err
-			}
-			out[i] = pv
-		}
-		if unresolved {
-			return nil, errUnresolved
+		if err := plainEach(slices.All(t), func(i int, v any) { out[i] = v }); err != nil {
+			return nil, err
 		}
 		return out, nil
 	case nil, bool, string, float64:
@@ -199,4 +178,25 @@ func plainJSON(raw any) (any, error) {
 		return float64(t), nil
 	}
 	return nil, fmt.Errorf("unsupported value of type %T", raw)
+}
+
+// plainEach puts each value of all, made plain, with put. A value with an
+// unresolved $ref makes it errUnresolved, unless another has a problem of
+// its own, which counts whatever the order a map is walked in.
+func plainEach[K any](all iter.Seq2[K, any], put func(K, any)) error {
+	unresolved := false
+	for k, v := range all {
+		pv, err := plainJSON(v)
+		switch {
+		case err == errUnresolved:
+			unresolved = true
+		case err != nil:
+			return err
+		}
+		put(k, pv)
+	}
+	if unresolved {
+		return errUnresolved
+	}
+	return nil
 }
