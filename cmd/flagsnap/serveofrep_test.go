@@ -154,19 +154,26 @@ func localEval(p *flagsnap.Provider, key string, ctx openfeature.FlattenedContex
 }
 
 // sameJSON tells whether a value read from an answer is v, compared as
-// JSON so that 10 and int64(10), or keys in another order, are equal.
+// JSON (sameValue).
 func sameJSON(t *testing.T, raw json.RawMessage, v any) bool {
 	t.Helper()
 	var got any
 	if err := json.Unmarshal(raw, &got); err != nil {
 		t.Fatalf("value %s: %v", raw, err)
 	}
-	a, err1 := json.Marshal(got)
-	b, err2 := json.Marshal(v)
+	return sameValue(t, got, v)
+}
+
+// sameValue compares two values as JSON, so that 10 and int64(10), or
+// keys in another order, are equal.
+func sameValue(t *testing.T, a, b any) bool {
+	t.Helper()
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
 	if err1 != nil || err2 != nil {
-		t.Fatalf("values %v, %v: %v %v", got, v, err1, err2)
+		t.Fatalf("values %v, %v: %v %v", a, b, err1, err2)
 	}
-	return bytes.Equal(a, b)
+	return bytes.Equal(ja, jb)
 }
 
 // checkAgainst checks an answer's flag against the in-process provider's
