@@ -106,6 +106,18 @@ func TestEvalJSON(t *testing.T) {
 	}
 }
 
+// evalRefused runs eval with args and checks that it refuses them as bad
+// input, saying every part of want on one line and nothing on stdout.
+func evalRefused(t *testing.T, args []string, want ...string) {
+	t.Helper()
+	stdout, stderr, code := runCmd(t, append([]string{"eval"}, args...)...)
+	wantStatus(t, code, exitBadInput, stdout, stderr)
+	wantOneLine(t, stderr, want...)
+	if stdout != "" {
+		t.Errorf("stdout: %s", stdout)
+	}
+}
+
 func TestEvalBadInput(t *testing.T) {
 	flags := testdata("flags.json")
 	tests := []struct {
@@ -128,14 +140,7 @@ func TestEvalBadInput(t *testing.T) {
 		{"unknown option", []string{flags, "new-checkout", "--explian"}, []string{"unknown option --explian; did you mean --explain?", "flagsnap eval --help"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			stdout, stderr, code := runCmd(t, append([]string{"eval"}, tt.args...)...)
-			wantStatus(t, code, exitBadInput, stdout, stderr)
-			wantOneLine(t, stderr, tt.want...)
-			if stdout != "" {
-				t.Errorf("stdout: %s", stdout)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { evalRefused(t, tt.args, tt.want...) })
 	}
 }
 

@@ -161,13 +161,6 @@ func TestEvalOverrideRefused(t *testing.T) {
 			[]string{`flag "nope" is not defined in testdata/flags.json or its overrides (` + good + ")"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			stdout, stderr, code := runCmd(t, append([]string{"eval"}, tt.args...)...)
-			wantStatus(t, code, exitBadInput, stdout, stderr)
-			wantOneLine(t, stderr, tt.want...)
-			if stdout != "" {
-				t.Errorf("stdout: %s", stdout)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { evalRefused(t, tt.args, tt.want...) })
 	}
 }
