@@ -119,7 +119,11 @@ func TestEvalOverrideExplain(t *testing.T) {
 		})
 	}
 	// Without an override there is one document, and nothing to name.
-	stdout, _, _ := runCmd(t, "eval", flags, "new-checkout", "--explain")
+	stdout, stderr, code := runCmd(t, "eval", flags, "new-checkout", "--explain")
+	wantStatus(t, code, exitOK, stdout, stderr)
+	if !strings.Contains(stdout, "\n\nflag \"new-checkout\" (") {
+		t.Errorf("no explanation:\n%s", stdout)
+	}
 	if strings.Contains(stdout, "defined by") {
 		t.Errorf("explanation of one document names a layer:\n%s", stdout)
 	}
