@@ -176,16 +176,17 @@ func TestOverlayValues(t *testing.T) {
 	}{
 		// The override's "vip" is by tier; the file's is by email.
 		{"checkout", map[string]any{"tier": "gold"}, "on", map[string]any{"flagSetId": "ops", "incident": "INC-7", "team": "checkout"}},
-		{"checkout", map[string]any{"email": "ada@example.com"}, "off", nil},
+		{"checkout", map[string]any{"email": "ada@example.com"}, "off", map[string]any{"flagSetId": "ops", "incident": "INC-7", "team": "checkout"}},
 		{"limit", map[string]any{"tier": "gold"}, "many", map[string]any{"flagSetId": "ops", "incident": "INC-7", "team": "ops"}},
-		{"color", map[string]any{"targetingKey": "user-3"}, "", map[string]any{"flagSetId": "shop", "team": "checkout"}},
+		// The file's own flag, answered as the file alone answers it.
+		{"color", map[string]any{"targetingKey": "user-3"}, "blue", map[string]any{"flagSetId": "shop", "team": "checkout"}},
 	}
 	for _, tt := range tests {
 		r := resolveAny(set, tt.key, tt.ctx)
-		if tt.variant != "" && r.Variant != tt.variant {
+		if r.Variant != tt.variant {
 			t.Errorf("%s for %v: variant %q, want %q", tt.key, tt.ctx, r.Variant, tt.variant)
 		}
-		if tt.meta != nil && !reflect.DeepEqual(r.Metadata, tt.meta) {
+		if !reflect.DeepEqual(r.Metadata, tt.meta) {
 			t.Errorf("%s: metadata %v, want %v", tt.key, r.Metadata, tt.meta)
 		}
 	}
