@@ -14,13 +14,13 @@ import (
 )
 
 // overrideDoc is one override's last good document, made ready to be
-// layered: its flags, each standing on its own. absent is true while it
-// has none (its file does not exist, or not yet).
+// layered: its flags, each standing on its own. doc is nil while it has
+// none (its file does not exist, or not yet): a document accepted is never
+// empty.
 type overrideDoc struct {
-	path   string
-	absent bool
-	doc    []byte // as read
-	flags  []overlayFlag
+	path  string
+	doc   []byte // as read
+	flags []overlayFlag
 }
 
 // overlayFlag is one flag of an override, made to stand on its own in

@@ -54,7 +54,7 @@ func newLayering(files []servedFile, paths []string, out io.Writer, log *slog.Lo
 		if err != nil {
 			return nil, err
 		}
-		if o.absent {
+		if o.doc == nil {
 			log.Info("override file absent: serving without it until it exists", "override", path)
 		}
 		l.overrides = append(l.overrides, o)
@@ -78,7 +78,7 @@ func newLayering(files []servedFile, paths []string, out io.Writer, log *slog.Lo
 func readOverrideFile(path string) (overrideDoc, error) {
 	doc, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return overrideDoc{path: path, absent: true}, nil
+		return overrideDoc{path: path}, nil
 	}
 	if err != nil {
 		return overrideDoc{}, fmt.Errorf("override %s: %s", path, readError(err))
@@ -90,7 +90,7 @@ func readOverrideFile(path string) (overrideDoc, error) {
 // what serve started with.
 func (l *layering) newOverrideWatcher(j int, follower *flagFollower) *overrideWatcher {
 	o := l.overrides[j]
-	return &overrideWatcher{lay: l, j: j, path: o.path, follower: follower, last: o.doc, absent: o.absent}
+	return &overrideWatcher{lay: l, j: j, path: o.path, follower: follower, last: o.doc}
 }
 
 // served is the files with what is sent for each, for the server to start
@@ -196,8 +196,7 @@ type overrideWatcher struct {
 	j        int
 	path     string
 	follower *flagFollower // nil without --http
-	last     []byte        // the document last put in force
-	absent   bool          // the file was last known not to exist
+	last     []byte        // the document last put in force; nil while the file is known not to exist
 }
 
 // Update layers the override's new document, or refuses it whole and
@@ -211,10 +210,9 @@ func (w *overrideWatcher) Update(u source.Update) error {
 		w.lay.log.Error("override refused; its last good flags stay", "override", w.path, "error", err)
 		return refused(w.path, err)
 	}
-	o := overrideDoc{path: w.path, doc: u.Flags, flags: flags}
-	w.last, w.absent = u.Flags, false
-	w.lay.log.Info("override loaded", "override", w.path, "flags", len(o.flags))
-	w.lay.setOverride(w.j, o)
+	w.last = u.Flags
+	w.lay.log.Info("override loaded", "override", w.path, "flags", len(flags))
+	w.lay.setOverride(w.j, overrideDoc{path: w.path, doc: u.Flags, flags: flags})
 	w.follower.refresh()
 	return nil
 }
@@ -226,12 +224,12 @@ func (w *overrideWatcher) Lost(err error) {
 		w.lay.log.Error("override unreadable; its last good flags stay", "override", w.path, "error", err)
 		return
 	}
-	if w.absent {
+	if w.last == nil {
 		return
 	}
-	w.last, w.absent = nil, true
+	w.last = nil
 	w.lay.log.Info("override file absent: serving without it until it exists", "override", w.path)
-	w.lay.setOverride(w.j, overrideDoc{path: w.path, absent: true})
+	w.lay.setOverride(w.j, overrideDoc{path: w.path})
 	w.follower.refresh()
 }
 
