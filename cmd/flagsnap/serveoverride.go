@@ -64,12 +64,10 @@ func newLayering(files []servedFile, paths []string, out io.Writer, log *slog.Lo
 	}
 	for i := range l.files {
 		f := &l.files[i]
-		flags := l.flagsFor(f)
-		sent, err := overlay(f.doc, flags)
-		if err != nil {
+		var err error
+		if f.sent, _, err = l.layered(f); err != nil {
 			return nil, fmt.Errorf("%s with its overrides: %v", f.path, err)
 		}
-		f.sent = sent
 	}
 	return l, nil
 }
@@ -164,11 +162,24 @@ func (l *layering) resend(except int) {
 	}
 }
 
+// layered is what is sent for f: its document with the overrides' flags
+// over it, and how many flags that holds. Under l.mu, or before serving.
+func (l *layering) layered(f *layeredFile) (doc []byte, flags int, err error) {
+	over := l.flagsFor(f)
+	flags = f.set.Len()
+	for _, o := range over {
+		if f.set.Index(o.key) < 0 {
+			flags++
+		}
+	}
+	doc, err = overlay(f.doc, over)
+	return doc, flags, err
+}
+
 // sendFile hands the server f with the overrides over it, unless that is
 // what it sent last. Under l.mu.
 func (l *layering) sendFile(f *layeredFile) error {
-	flags := l.flagsFor(f)
-	sent, err := overlay(f.doc, flags)
+	sent, n, err := l.layered(f)
 	if err != nil {
 		return err
 	}
@@ -179,12 +190,6 @@ func (l *layering) sendFile(f *layeredFile) error {
 		return err
 	}
 	f.sent = sent
-	n := f.set.Len()
-	for _, o := range flags {
-		if f.set.Index(o.key) < 0 {
-			n++
-		}
-	}
 	fmt.Fprintf(l.out, "%s: sent %s (%s open)\n", f.path, plural(n, "flag"), plural(l.srv.Streams(), "stream"))
 	return nil
 }
