@@ -56,9 +56,6 @@ func refused(path string, err error) error {
 // so a missing one is an error rather than "no overrides": the answer
 // would otherwise silently be FILE's.
 func layerOverrides(mainPath string, main *evaluator.FlagSet, paths []string, opts ...evaluator.Option) (*evaluator.FlagSet, error) {
-	if len(paths) == 0 {
-		return main, nil
-	}
 	layers := []evaluator.Layer{{Name: mainPath, Set: main}}
 	for _, path := range paths {
 		doc, err := os.ReadFile(path)
@@ -74,7 +71,7 @@ func layerOverrides(mainPath string, main *evaluator.FlagSet, paths []string, op
 		}
 		layers = append(layers, evaluator.Layer{Name: path, Set: set})
 	}
-	return evaluator.Layered(layers...), nil
+	return evaluator.Layered(layers...), nil // main itself, of one layer
 }
 
 // withOverrides is where a flag was looked for: FILE, and its overrides.
