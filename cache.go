@@ -64,7 +64,7 @@ func (p *Provider) readCache() (*evaluator.FlagSet, []byte, error) {
 		return nil, nil, errors.New("cache file " + p.cfg.CacheFile + " holds no flags")
 	}
 	doc := []byte(entry.Flags)
-	set, err := p.compile(doc, entry.SyncContext)
+	set, err := p.compile(doc, entry.SyncContext, p.flags())
 	if err != nil {
 		return nil, nil, fmt.Errorf("cache file %s: %w", p.cfg.CacheFile, err)
 	}

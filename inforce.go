@@ -15,13 +15,13 @@ import (
 // compile loads a flag document as the provider serves it: with the
 // provider's compile options and the enrichment of its sync context. Flags
 // from the source and from the cache both come through here, so that a
-// cached flag set evaluates exactly as the live one did.
-func (p *Provider) compile(flags []byte, syncCtx map[string]any) (*evaluator.FlagSet, error) {
+// cached flag set evaluates exactly as the live one did. prev, the main
+// source's flags in force (nil for none), lends the new set every flag
+// written as before: an update that changes one flag of many compiles
+// that one.
+func (p *Provider) compile(flags []byte, syncCtx map[string]any, prev *evaluator.FlagSet) (*evaluator.FlagSet, error) {
 	p.compilations.Add(1)
-	// The main source's flags in force lend the new set every flag
-	// written as before: an update that changes one flag of many compiles
-	// that one.
-	opts := append(slices.Clip(p.compileOptions), evaluator.WithPrevious(p.mainFlags()))
+	opts := append(slices.Clip(p.compileOptions), evaluator.WithPrevious(prev))
 	set, err := evaluator.Load(flags, opts...)
 	if err != nil {
 		return nil, err
@@ -84,20 +84,6 @@ func (p *Provider) flags() *evaluator.FlagSet {
 		return in.set
 	}
 	return nil
-}
-
-// mainFlags is the main source's flag set in force, without the overrides.
-func (p *Provider) mainFlags() *evaluator.FlagSet {
-	r := p.currentRun()
-	if r == nil {
-		return p.flags()
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.main == nil {
-		return p.flags()
-	}
-	return r.main
 }
 
 // document is the document the flags in force were compiled from, nil

@@ -21,7 +21,7 @@ type fixedFlags struct {
 // compileFixed compiles the document of WithFlags once, so that a
 // document that does not load is NewProvider's error.
 func (p *Provider) compileFixed(doc []byte) (*fixedFlags, error) {
-	set, err := p.compile(doc, nil)
+	set, err := p.compile(doc, nil, nil)
 	if err != nil {
 		return nil, err
 	}

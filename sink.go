@@ -39,13 +39,13 @@ func (s *sink) Update(u source.Update) error {
 	// a full load.
 	r.p.stats.delivered()
 	r.mu.Lock()
-	last := r.lastCompiled
+	last, main := r.lastCompiled, r.main
 	r.mu.Unlock()
 	var digest [sha256.Size]byte
 	var hashing sync.WaitGroup
 	if last.set != nil {
 		digest = sha256.Sum256(u.Flags)
-		if r.p.mainFlags() == last.set && digest == last.digest && reflect.DeepEqual(u.SyncContext, last.syncCtx) {
+		if main == last.set && digest == last.digest && reflect.DeepEqual(u.SyncContext, last.syncCtx) {
 			if _, _, ok := r.accept(last.set, u.Flags, u.Origin, digest); !ok {
 				return errShutDown
 			}
@@ -56,7 +56,7 @@ func (s *sink) Update(u source.Update) error {
 		// compiles, on a core its sequential parts leave idle.
 		hashing.Go(func() { digest = sha256.Sum256(u.Flags) })
 	}
-	set, err := r.p.compile(u.Flags, u.SyncContext)
+	set, err := r.p.compile(u.Flags, u.SyncContext, main)
 	hashing.Wait()
 	if err != nil {
 		r.rejected(u.Origin, err)
