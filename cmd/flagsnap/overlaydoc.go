@@ -255,18 +255,13 @@ func inlineRef(t map[string]any, name string, evaluators map[string]any) (any, e
 	if !ok {
 		return nil, fmt.Errorf("$ref %q is used inside an object but is not an object", name)
 	}
-	merged := make(map[string]any, len(t)-1+len(body))
-	for k, v := range t {
-		if k == "$ref" {
-			continue
-		}
-		r, err := inlineRefs(v, evaluators)
-		if err != nil {
-			return nil, err
-		}
-		merged[k] = r
+	rest := maps.Clone(t)
+	delete(rest, "$ref")
+	merged, err := inlineRefs(rest, evaluators) // an object without "$ref": a fresh map
+	if err != nil {
+		return nil, err
 	}
-	maps.Copy(merged, body)
+	maps.Copy(merged.(map[string]any), body)
 	return merged, nil
 }
 
