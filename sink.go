@@ -56,7 +56,11 @@ func (s *sink) Update(u source.Update) error {
 		// compiles, on a core its sequential parts leave idle.
 		hashing.Go(func() { digest = sha256.Sum256(u.Flags) })
 	}
-	set, err := r.p.compile(u.Flags, u.SyncContext, main)
+	prev := main
+	if prev == nil {
+		prev = r.p.flags() // an earlier run's, after Shutdown and Init again
+	}
+	set, err := r.p.compile(u.Flags, u.SyncContext, prev)
 	hashing.Wait()
 	if err != nil {
 		r.rejected(u.Origin, err)
