@@ -51,6 +51,19 @@ func refused(path string, err error) error {
 	return fmt.Errorf("override %s refused: %w", path, err)
 }
 
+// readOverride reads the override at path: nil, and no error, when it
+// does not exist.
+func readOverride(path string) ([]byte, error) {
+	doc, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("override %s: %s", path, readError(err))
+	}
+	return doc, nil
+}
+
 // layerOverrides is main's flags with the overrides at paths over them,
 // each layer named by its path, for eval. eval reads each override once,
 // so a missing one is an error rather than "no overrides": the answer
@@ -58,12 +71,12 @@ func refused(path string, err error) error {
 func layerOverrides(mainPath string, main *evaluator.FlagSet, paths []string, opts ...evaluator.Option) (*evaluator.FlagSet, error) {
 	layers := []evaluator.Layer{{Name: mainPath, Set: main}}
 	for _, path := range paths {
-		doc, err := os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("override %s: no such file (eval reads an override once and cannot wait for it; serve can)", path)
-		}
+		doc, err := readOverride(path)
 		if err != nil {
-			return nil, fmt.Errorf("override %s: %s", path, readError(err))
+			return nil, err
+		}
+		if doc == nil {
+			return nil, fmt.Errorf("override %s: no such file (eval reads an override once and cannot wait for it; serve can)", path)
 		}
 		set, err := compileOverride(doc, opts...)
 		if err != nil {

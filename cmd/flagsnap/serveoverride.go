@@ -11,7 +11,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"os"
 	"slices"
 	"sync"
 
@@ -50,7 +49,11 @@ type layeredFile struct {
 func newLayering(files []servedFile, paths []string, out io.Writer, log *slog.Logger) (*layering, error) {
 	l := &layering{out: out, log: log}
 	for _, path := range paths {
-		o, err := readOverrideFile(path)
+		doc, err := readOverride(path)
+		o := overrideDoc{path: path}
+		if err == nil && doc != nil {
+			o, err = readyOverride(path, doc)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -70,18 +73,6 @@ func newLayering(files []servedFile, paths []string, out io.Writer, log *slog.Lo
 		}
 	}
 	return l, nil
-}
-
-// readOverrideFile reads an override as serve starts.
-func readOverrideFile(path string) (overrideDoc, error) {
-	doc, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return overrideDoc{path: path}, nil
-	}
-	if err != nil {
-		return overrideDoc{}, fmt.Errorf("override %s: %s", path, readError(err))
-	}
-	return readyOverride(path, doc)
 }
 
 // newOverrideWatcher is the sink of the j-th override's file, which knows
