@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 
 	"github.com/flagsnap/flagsnap/internal/plainyaml"
@@ -21,13 +20,6 @@ import (
 	"github.com/flagsnap/flagsnap/evaluator"
 )
 
-// maxDebugReads bounds how many times /flags reads the flag set in force
-// and its documents again when an override changed between the reads.
-const maxDebugReads = 3
-
-// errFlagsChanging is /flags's answer when the flags changed at each read.
-var errFlagsChanging = errors.New("the flags changed while they were read; ask again")
-
 // serveFlags writes the flag definitions in force. A set of one document
 // is that document, byte for byte: its SHA-256 is SourceStatus's Digest.
 // A set with overrides is a view of its flags (debugFlagsView), and
@@ -35,9 +27,6 @@ var errFlagsChanging = errors.New("the flags changed while they were read; ask a
 func (h *debugHandler) serveFlags(w http.ResponseWriter, query url.Values) {
 	set, docs, err := h.flagDocuments()
 	switch {
-	case errors.Is(err, errFlagsChanging):
-		writeDebugJSON(w, http.StatusServiceUnavailable, debugError{Error: err.Error()})
-		return
 	case err != nil:
 		writeDebugJSON(w, http.StatusInternalServerError, debugError{Error: err.Error()})
 		return
@@ -78,32 +67,17 @@ func writeDocument(w http.ResponseWriter, doc []byte) {
 
 // flagDocuments reads the flag set in force and the documents of its
 // layers, index for index: the source's, then the overrides' if the set
-// has them. The overrides' documents are kept apart from the set, so the
-// set is read again after them, and all of it read again if it changed:
-// a view must not pair a flag with another version's definition.
+// has them, all from one snapshot.
 func (h *debugHandler) flagDocuments() (*evaluator.FlagSet, [][]byte, error) {
-	for range maxDebugReads {
-		set := h.p.flags()
-		if set == nil {
-			return nil, nil, nil
-		}
-		main, err := h.p.document()
-		if err != nil {
-			return nil, nil, fmt.Errorf("the document kept does not decompress: %w", err)
-		}
-		docs := [][]byte{main}
-		if layers := set.Layers(); layers != nil {
-			names, over := h.p.overrideDocuments()
-			if !slices.Equal(names, layers[1:]) {
-				continue
-			}
-			docs = append(docs, over...)
-		}
-		if h.p.flags() == set {
-			return set, docs, nil
-		}
+	in := h.p.snap.Load()
+	if in == nil {
+		return nil, nil, nil
 	}
-	return nil, nil, errFlagsChanging
+	main, err := in.doc.document()
+	if err != nil {
+		return nil, nil, fmt.Errorf("the document kept does not decompress: %w", err)
+	}
+	return in.set, append([][]byte{main}, in.overrideDocs...), nil
 }
 
 // debugFlagsView is /flags for a flag set with overrides.

@@ -68,6 +68,10 @@ type inForce struct {
 	// goroutine of its own has compressed it, and as it came until then.
 	// A change of the overrides alone shares the main source's keeper.
 	doc *docKeeper
+	// overrideDocs are the documents of the set's layers over the main
+	// source's, lowest first, as they came (Layers()[1:]); small, kept
+	// whole.
+	overrideDocs [][]byte
 	// version counts the flag sets put in force since the provider was
 	// built: it names the snapshot in OFREP's event stream.
 	version uint64
@@ -95,11 +99,11 @@ func (p *Provider) document() ([]byte, error) {
 	return nil, nil
 }
 
-// putInForce makes set, compiled from the document k keeps, the flag set
-// in force, counted from now on, and returns the one it replaces. It is
+// putInForce makes set, compiled from the document k keeps and those of
+// its overrides, the flag set in force, counted from now on, and returns the one it replaces. It is
 // called under the run's lock.
-func (p *Provider) putInForce(set *evaluator.FlagSet, k *docKeeper) (old *evaluator.FlagSet) {
-	in := &inForce{set: set, counts: p.countUsage(set), doc: k}
+func (p *Provider) putInForce(set *evaluator.FlagSet, k *docKeeper, overrideDocs [][]byte) (old *evaluator.FlagSet) {
+	in := &inForce{set: set, counts: p.countUsage(set), doc: k, overrideDocs: overrideDocs}
 	prev := p.snap.Load()
 	if prev != nil && prev.set == set {
 		in.version = prev.version

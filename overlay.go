@@ -93,21 +93,22 @@ func (r *run) runOverrides() {
 	}
 }
 
-// layered is the flag set to put in force for the main source's set r.main:
-// the overrides over it. Under r.mu.
+// layered is the flag set to put in force for the main source's set r.main,
+// the overrides over it, and the overrides' documents. Under r.mu.
 // The same layers give the same set, so that a flag set delivered again
 // is recognised as the one in force.
-func (r *run) layered() *evaluator.FlagSet {
+func (r *run) layered() (set *evaluator.FlagSet, overrideDocs [][]byte) {
 	layers := []evaluator.Layer{{Name: r.p.origin.name, Set: r.main}}
 	for _, l := range r.overrides {
 		if l.set != nil {
 			layers = append(layers, evaluator.Layer{Name: l.name, Set: l.set})
+			overrideDocs = append(overrideDocs, l.doc)
 		}
 	}
 	if r.lastLayers.set == nil || !slices.Equal(layers, r.lastLayers.of) {
 		r.lastLayers.of, r.lastLayers.set = layers, evaluator.Layered(layers...)
 	}
-	return r.lastLayers.set
+	return r.lastLayers.set, overrideDocs
 }
 
 // putMain puts the main source's flag set, compiled from doc, in force
@@ -124,8 +125,8 @@ func (r *run) putMain(set *evaluator.FlagSet, doc []byte) (inForce, old *evaluat
 // overrides as they are now, and returns the set in force and the one it
 // replaced. Under r.mu.
 func (r *run) putLayered() (set, old *evaluator.FlagSet) {
-	set = r.layered()
-	old = r.p.putInForce(set, r.mainDoc)
+	set, overrideDocs := r.layered()
+	old = r.p.putInForce(set, r.mainDoc, overrideDocs)
 	r.noteShadows(set)
 	return set, old
 }
@@ -300,21 +301,4 @@ func (p *Provider) overrideStatus() (layers []LayerStatus, overridden map[string
 		}
 	}
 	return layers, overridden
-}
-
-// overrideDocuments are the documents of the overrides in force, by
-// override, lowest first, for DebugHandler.
-func (p *Provider) overrideDocuments() (names []string, docs [][]byte) {
-	r := p.currentRun()
-	if r == nil {
-		return nil, nil
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, l := range r.overrides {
-		if l.set != nil {
-			names, docs = append(names, l.name), append(docs, l.doc)
-		}
-	}
-	return names, docs
 }
