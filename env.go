@@ -5,7 +5,6 @@ package flagsnap
 
 import (
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -97,8 +96,6 @@ func (c *config) applyEnv() {
 	envParsed(c, EnvFractionalVersion, fractional.ParseVersion, &c.FractionalVersion)
 	var override string
 	if envString(c, EnvOverrideFile, false, &override) {
-		// At FromEnv's place the variable wins over the options before it.
-		c.overrides = slices.DeleteFunc(c.overrides, func(o overrideSpec) bool { return o.fromEnv })
 		c.addOverride(overrideSpec{path: override, fromEnv: true})
 	}
 }

@@ -267,13 +267,12 @@ func WithOverrideSource(src source.Source) Option {
 	}
 }
 
-// addOverride layers o over the overrides given before it. An option
-// replaces the variable's override file, as explicit options replace the
-// FLAGD_* variables.
+// addOverride layers o over the overrides given before it, less the
+// variable's override file: an option replaces it, as explicit options
+// replace the FLAGD_* variables, and the variable applied again (FromEnv)
+// moves it on top.
 func (c *config) addOverride(o overrideSpec) {
-	if !o.fromEnv {
-		c.overrides = slices.DeleteFunc(c.overrides, func(o overrideSpec) bool { return o.fromEnv })
-	}
+	c.overrides = slices.DeleteFunc(c.overrides, func(o overrideSpec) bool { return o.fromEnv })
 	c.overrides = append(c.overrides, o)
 }
 
