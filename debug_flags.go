@@ -13,11 +13,10 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/flagsnap/flagsnap/internal/plainyaml"
-
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/flagsnap/flagsnap/evaluator"
+	"github.com/flagsnap/flagsnap/internal/plainyaml"
 )
 
 // serveFlags writes the flag definitions in force. A set of one document

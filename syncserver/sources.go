@@ -11,11 +11,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/flagsnap/flagsnap/internal/plainyaml"
-
 	yaml "go.yaml.in/yaml/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/flagsnap/flagsnap/internal/plainyaml"
 )
 
 // WithSource adds a flag source, served as the flagd daemon (v0.16) serves

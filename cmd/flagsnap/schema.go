@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	flagdschema "github.com/open-feature/flagd-schemas/json"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -18,6 +17,8 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/flagsnap/flagsnap/internal/plainyaml"
 )
 
 // The schema flagd checks flag files against, as published with flagd.
@@ -298,27 +299,5 @@ func schemaInstance(data []byte) (any, error) {
 	if err := yaml.Unmarshal(data, &raw); err != nil {
 		return nil, err
 	}
-	return plainYAML(raw), nil
-}
-
-func plainYAML(x any) any {
-	switch t := x.(type) {
-	case time.Time:
-		return t.Format(time.RFC3339Nano)
-	case []any:
-		for i, el := range t {
-			t[i] = plainYAML(el)
-		}
-	case map[string]any:
-		for k, el := range t {
-			t[k] = plainYAML(el)
-		}
-	case map[any]any:
-		out := make(map[string]any, len(t))
-		for k, el := range t {
-			out[fmt.Sprint(k)] = plainYAML(el)
-		}
-		return out
-	}
-	return x
+	return plainyaml.Plain(raw), nil
 }
