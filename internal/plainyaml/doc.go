@@ -1,5 +1,5 @@
 // Package plainyaml turns a decoded YAML flag document into the plain
 // values a decoded JSON one has, for the places that read a document
 // beside the evaluator (a sync server's sources, the debug page's flag
-// definitions).
+// definitions, the command's schema check).
 package plainyaml
