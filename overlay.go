@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/open-feature/go-sdk/openfeature"
@@ -148,7 +147,7 @@ func (s *overrideSink) Update(u source.Update) error {
 	opts := append(slices.Clip(r.p.compileOptions), evaluator.WithPrevious(prev), evaluator.WithStrict())
 	set, err := evaluator.Load(u.Flags, opts...)
 	if err != nil {
-		if strings.Contains(err.Error(), "$ref") {
+		if errors.Is(err, evaluator.ErrUnresolvedRef) {
 			err = fmt.Errorf("%w (a $ref resolves in the document that defines the flag: copy the evaluator into this document's $evaluators)", err)
 		}
 		s.failed("override refused; its last good flags stay", err)

@@ -344,7 +344,13 @@ type CompileError struct {
 	// hint is how the part may be mended, when that is plain from what is
 	// written: `did you mean "ends_with"?` for a misspelt operator.
 	hint string
+	// cause is the kind of problem errors.Is may look for
+	// (ErrUnresolvedRef), nil for the others.
+	cause error
 }
+
+// Unwrap is the kind of problem, when it has one errors.Is may look for.
+func (e *CompileError) Unwrap() error { return e.cause }
 
 // Error says where the rule is wrong, as a JSON Pointer into the document
 // (the path flagsnap validate and the load warning give), and why.

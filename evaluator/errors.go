@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -197,6 +198,9 @@ type FlagProblem struct {
 // Error names the flag and its problem.
 func (p FlagProblem) Error() string { return fmt.Sprintf("flag %q: %v", p.Flag, p.Err) }
 
+// Unwrap is the problem's error.
+func (p FlagProblem) Unwrap() error { return p.Err }
+
 // Pointer is Path as a JSON Pointer (RFC 6901):
 // "/flags/new-checkout/defaultVariant".
 func (p FlagProblem) Pointer() string { return jsonPointer(p.Path) }
@@ -226,6 +230,21 @@ func jsonPointer(path []string) string {
 type ValidationError struct {
 	Problems []FlagProblem // every problem, a flag's together (see FlagProblem)
 }
+
+// Unwrap is every problem, for errors.Is and errors.As.
+func (e *ValidationError) Unwrap() []error {
+	errs := make([]error, len(e.Problems))
+	for i, p := range e.Problems {
+		errs[i] = p
+	}
+	return errs
+}
+
+// ErrUnresolvedRef is the problem of a {"$ref": name} that names no entry
+// of its document's "$evaluators": errors.Is finds it in Load's error. A
+// $ref resolves in the document that defines the flag, never in another
+// layer's (see Layered).
+var ErrUnresolvedRef = errors.New(`a "$ref" names no entry of "$evaluators"`)
 
 // Error counts the invalid flags and lists every problem.
 func (e *ValidationError) Error() string {

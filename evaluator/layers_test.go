@@ -1,6 +1,8 @@
 package evaluator
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -95,4 +97,29 @@ func TestLayeredSharesTheFlags(t *testing.T) {
 
 func containsLine(text, line string) bool {
 	return slices.Contains(strings.Split(text, "\n"), line)
+}
+
+// A $ref that names no entry of its document's $evaluators is a problem
+// errors.Is tells apart, in a strict load's error as in the set's
+// problems; another problem of a $ref is not.
+func TestUnresolvedRefIsTold(t *testing.T) {
+	const flag = `{"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off", "targeting": %s}`
+	for _, tc := range []struct {
+		rule string
+		want bool
+	}{
+		{`{"if": [{"$ref": "gold"}, "on"]}`, true},
+		{`{"if": [{"$ref": "gold", "x": 1}, "on"]}`, true},
+		{`{"if": [{"==": [{"var": "tier"}, "gold"]}, "on"]}`, false},
+		{`{"if": [{"nope": 1}, "on"]}`, false},
+	} {
+		doc := fmt.Sprintf(`{"$evaluators": {"silver": {"==": [1, 1]}}, "flags": {"beta": `+flag+`}}`, tc.rule)
+		_, err := Load([]byte(doc), WithStrict())
+		if got := errors.Is(err, ErrUnresolvedRef); got != tc.want {
+			t.Errorf("%s: errors.Is(%v, ErrUnresolvedRef) = %v, want %v", tc.rule, err, got, tc.want)
+		}
+		if set, _ := Load([]byte(doc)); tc.want && (len(set.Problems()) == 0 || !errors.Is(set.Problems()[0], ErrUnresolvedRef)) {
+			t.Errorf("%s: the set's problems %v do not tell it", tc.rule, set.Problems())
+		}
+	}
 }

@@ -113,7 +113,7 @@ func (s *substitution) merge(t map[string]any, name string) (any, bool) {
 	}
 	body, ok := entry.(map[string]any)
 	if !ok {
-		return s.unresolved(fmt.Sprintf("$ref %q is used inside an object but is not an object", name), "")
+		return s.unresolved(fmt.Sprintf("$ref %q is used inside an object but is not an object", name), "", nil)
 	}
 	merged := make(map[string]any, len(t)-1+len(body))
 	for k, v := range t {
@@ -133,15 +133,15 @@ func (s *substitution) evaluator(name string) (any, bool) {
 	entry, found := s.l.evaluators[name]
 	if !found {
 		names := slices.Collect(maps.Keys(s.l.evaluators))
-		return s.unresolved(fmt.Sprintf("$ref %q names no entry of $evaluators", name), suggest.Hint(name, names))
+		return s.unresolved(fmt.Sprintf("$ref %q names no entry of $evaluators", name), suggest.Hint(name, names), ErrUnresolvedRef)
 	}
 	return entry, true
 }
 
-// unresolved records the problem of a $ref, at its "$ref" member, where
+// unresolved records the problem of a $ref, of the kind cause (or none), at its "$ref" member, where
 // the part that stands for it says it is when an evaluation reaches it.
-func (s *substitution) unresolved(msg, hint string) (any, bool) {
-	err := &CompileError{Msg: msg, hint: hint}
+func (s *substitution) unresolved(msg, hint string, cause error) (any, bool) {
+	err := &CompileError{Msg: msg, hint: hint, cause: cause}
 	s.problems = append(s.problems, issue{[]string{"$ref"}, err})
 	return unresolvedRef{err: err}, true
 }

@@ -40,7 +40,7 @@ const refHint = "a $ref resolves in the document that defines the flag: copy the
 // what it trips on, does not name the override: refused does.
 func compileOverride(doc []byte, opts ...evaluator.Option) (*evaluator.FlagSet, error) {
 	set, err := evaluator.Load(doc, append(slices.Clip(opts), evaluator.WithStrict())...)
-	if err != nil && strings.Contains(err.Error(), "$ref") {
+	if errors.Is(err, evaluator.ErrUnresolvedRef) {
 		err = fmt.Errorf("%w (%s)", err, refHint)
 	}
 	return set, err
