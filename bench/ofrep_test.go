@@ -10,10 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,7 +22,7 @@ import (
 
 	"github.com/flagsnap/flagsnap"
 	"github.com/flagsnap/flagsnap/fractional"
-	"github.com/flagsnap/flagsnap/internal/loopback"
+	"github.com/flagsnap/flagsnap/internal/flagdtest"
 )
 
 // ofrepFlags is the number of flags of the OFREP rows, of the standard mix.
@@ -178,35 +176,19 @@ func startFlagdOFREP(b *testing.B, bin string, doc []byte) string {
 	if err := os.WriteFile(path, doc, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	ports := loopback.FreePorts(b, 4)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "start", "-f", "file:"+path, "-g", strconv.Itoa(ports[0]), "-r", strconv.Itoa(ports[1]), "-p", strconv.Itoa(ports[2]), "-m", strconv.Itoa(ports[3]))
-	cmd.WaitDelay = 5 * time.Second
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		cancel()
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-	})
-	base := "http://127.0.0.1:" + strconv.Itoa(ports[1])
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		resp, err := http.Post(base+"/ofrep/v1/evaluate/flags", "application/json", strings.NewReader(`{"context":{}}`))
-		if err == nil {
-			// flagd's OFREP answers before flagd has read the file: wait
-			// for an answer that lists flags.
-			answer, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK && bytes.Contains(answer, []byte(`"key"`)) {
-				return base
-			}
+	d := flagdtest.Start(b, bin, "", "-f", "file:"+path)
+	// flagd's OFREP answers before flagd has read the file: wait for an
+	// answer that lists flags.
+	d.WaitUntil(b, 30*time.Second, func() bool {
+		resp, err := http.Post(d.OFREPURL()+"/ofrep/v1/evaluate/flags", "application/json", strings.NewReader(`{"context":{}}`))
+		if err != nil {
+			return false
 		}
-	}
-	b.Fatalf("flagd's OFREP did not answer with the flags within 30s:\n%s", out.String())
-	return ""
+		answer, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK && bytes.Contains(answer, []byte(`"key"`))
+	})
+	return d.OFREPURL()
 }
 
 // BenchmarkOFREPEvents is the time from a change of a flag file to each

@@ -25,6 +25,7 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 
 	"github.com/flagsnap/flagsnap"
+	"github.com/flagsnap/flagsnap/internal/logtest"
 )
 
 // The OFREP tests run a page made with OpenFeature's web SDK and its OFREP
@@ -416,28 +417,9 @@ func buildFlagsnap(t *testing.T) string {
 // serveProcess is a running flagsnap serve.
 type serveProcess struct {
 	cmd     *exec.Cmd
-	out     lockedBuffer
-	done    chan struct{} // closed when the process has exited
-	httpURL string        // http://ADDR of its HTTP side
-}
-
-// lockedBuffer is the process's output, written by exec's copier and read
-// by the test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	out     logtest.Buffer // its output, written by exec's copier and read by the test
+	done    chan struct{}  // closed when the process has exited
+	httpURL string         // http://ADDR of its HTTP side
 }
 
 func (s *serveProcess) output() string { return s.out.String() }

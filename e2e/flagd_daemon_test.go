@@ -9,11 +9,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +20,7 @@ import (
 
 	"github.com/flagsnap/flagsnap"
 	"github.com/flagsnap/flagsnap/fractional"
-	"github.com/flagsnap/flagsnap/internal/loopback"
+	"github.com/flagsnap/flagsnap/internal/flagdtest"
 )
 
 // flagdBinEnv names the flagd daemon binary (v0.16) the daemon tests run.
@@ -114,41 +112,21 @@ func TestAgainstFlagdDaemon(t *testing.T) {
 // sync and OFREP ports once both answer.
 func startFlagd(t *testing.T, bin, path string, args ...string) (syncPort, ofrepPort int) {
 	t.Helper()
-	ports := loopback.FreePorts(t, 4)
-	ctx, cancel := context.WithCancel(context.Background())
-	var out bytes.Buffer
-	args = append([]string{"start", "-f", "file:" + path,
-		"-g", strconv.Itoa(ports[0]), "-r", strconv.Itoa(ports[1]),
-		"-p", strconv.Itoa(ports[2]), "-m", strconv.Itoa(ports[3])}, args...)
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("starting flagd: %v", err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("flagd's output:\n%s", out.String())
+	d := flagdtest.Start(t, bin, "", append([]string{"-f", "file:" + path}, args...)...)
+	d.WaitUntil(t, 20*time.Second, func() bool {
+		c, err := net.DialTimeout("tcp", d.SyncAddr(), time.Second)
+		if err != nil {
+			return false
 		}
+		_ = c.Close()
+		resp, err := http.Get(d.OFREPURL() + "/")
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return true
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(ports[0]), time.Second)
-		if err == nil {
-			_ = c.Close()
-			if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", ports[1])); err == nil {
-				_ = resp.Body.Close()
-				return ports[0], ports[1]
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("flagd did not answer within 20s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return d.SyncPort, d.OFREPPort
 }
 
 func newDaemonProvider(t *testing.T, opts ...flagsnap.Option) *flagsnap.Provider {

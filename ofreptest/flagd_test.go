@@ -16,7 +16,7 @@ import (
 
 	"github.com/flagsnap/flagsnap"
 	"github.com/flagsnap/flagsnap/fractional"
-	"github.com/flagsnap/flagsnap/internal/loopback"
+	"github.com/flagsnap/flagsnap/internal/flagdtest"
 )
 
 // wireAnswer is a server's OFREP answer for one flag, as sent: the fields
@@ -110,10 +110,12 @@ type flagdDifference struct {
 	shows func(ec openfeature.FlattenedContext, ours, theirs wireAnswer) bool
 }
 
-// rejectedWhole is flagd's answer for a flag of a file it refused: no
-// such flag (404), and none in a bulk answer.
-func rejectedWhole(theirs wireAnswer) bool {
-	return (theirs.Status == http.StatusNotFound && theirs.ErrorCode == string(openfeature.FlagNotFoundCode)) || theirs.Status == 0
+// flagdRefusedFile shows a difference where flagd refused the whole file
+// and flagsnap answers for the flag: flagd's answer is no such flag (404),
+// and none in a bulk answer.
+func flagdRefusedFile(_ openfeature.FlattenedContext, ours, theirs wireAnswer) bool {
+	rejected := (theirs.Status == http.StatusNotFound && theirs.ErrorCode == string(openfeature.FlagNotFoundCode)) || theirs.Status == 0
+	return rejected && ours.Status != 0
 }
 
 // flagdDifferences are the deliberate differences the test files reach.
@@ -126,9 +128,7 @@ var flagdDifferences = []flagdDifference{
 		// flagsnap only the flag: the others are served.
 		entry: "A broken flag (a default variant that is not a variant) breaks that flag only; flagd rejects the whole file",
 		doc:   "broken",
-		shows: func(_ openfeature.FlattenedContext, ours, theirs wireAnswer) bool {
-			return rejectedWhole(theirs) && ours.Status != 0
-		},
+		shows: flagdRefusedFile,
 	},
 	{
 		// The page says flagd rejects the whole file for mixed variant
@@ -148,9 +148,7 @@ var flagdDifferences = []flagdDifference{
 		// of it; flagsnap refuses the flag that holds the number.
 		entry: "A number out of range (1e400) refuses the flag that holds it; flagd refuses the whole file",
 		doc:   "out-of-range",
-		shows: func(_ openfeature.FlattenedContext, ours, theirs wireAnswer) bool {
-			return rejectedWhole(theirs) && ours.Status != 0
-		},
+		shows: flagdRefusedFile,
 	},
 	{
 		// flagd v0.16 does not know the operator: PARSE_ERROR.
@@ -361,19 +359,15 @@ func flagdBin(t *testing.T) string {
 // read the file (or said why not).
 func startFlagd(t *testing.T, bin, path string, args ...string) string {
 	t.Helper()
-	ports := loopback.FreePorts(t, 4)
-	args = append([]string{"start", "--uri", "file:" + path,
-		"--port", strconv.Itoa(ports[0]), "--ofrep-port", strconv.Itoa(ports[1]),
-		"--sync-port", strconv.Itoa(ports[2]), "--management-port", strconv.Itoa(ports[3])}, args...)
-	p := startProcess(t, "flagd", bin, args...)
-	base := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
+	p := flagdtest.Start(t, bin, "", append([]string{"-f", "file:" + path}, args...)...)
+	base := p.OFREPURL()
 	client := newClient(t)
-	p.waitReady(t, "flagd", func() bool {
+	p.WaitUntil(t, wait, func() bool {
 		// flagd's OFREP service may answer before flagd has read the file,
 		// and may start after flagd has refused it: wait for an answer
 		// that lists flags, or for an answer and flagd's word that it
 		// refused them.
-		refused := strings.Contains(p.out.String(), "error setting state")
+		refused := strings.Contains(p.Output(), "error setting state")
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		status, _, body, err := postJSON(ctx, client, base+"/ofrep/v1/evaluate/flags", map[string]any{"context": map[string]any{}}, nil)

@@ -13,6 +13,7 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 
 	"github.com/flagsnap/flagsnap"
+	"github.com/flagsnap/flagsnap/internal/flagdtest"
 	"github.com/flagsnap/flagsnap/internal/loopback"
 )
 
@@ -338,18 +339,18 @@ var serveRefuses = map[string]string{"out-of-range": "1e400"}
 func expectServeRefusal(t *testing.T, bin, path, want string) {
 	t.Helper()
 	ports := loopback.FreePorts(t, 2)
-	p := startProcess(t, "flagsnap serve", bin, "serve", path,
+	p := flagdtest.StartProcess(t, "flagsnap serve", "", bin, "serve", path,
 		"--addr", fmt.Sprintf("127.0.0.1:%d", ports[0]),
 		"--http", fmt.Sprintf("127.0.0.1:%d", ports[1]))
 	select {
-	case <-p.exited:
+	case <-p.Exited():
 	case <-time.After(wait):
 		t.Fatalf("flagsnap serve %s still runs after %v; want it refused, naming %s", path, wait, want)
 	}
-	if p.cmd.ProcessState.Success() {
+	if p.State().Success() {
 		t.Errorf("flagsnap serve %s ended with success; want an error naming %s", path, want)
 	}
-	if out := p.out.String(); !strings.Contains(out, want) {
+	if out := p.Output(); !strings.Contains(out, want) {
 		t.Errorf("flagsnap serve %s said %q; want it to name %s", path, out, want)
 	}
 }
@@ -363,8 +364,8 @@ func startServe(t *testing.T, bin, path string, args ...string) (string, int) {
 	args = append([]string{"serve", path,
 		"--addr", fmt.Sprintf("127.0.0.1:%d", ports[0]),
 		"--http", fmt.Sprintf("127.0.0.1:%d", ports[1])}, args...)
-	p := startProcess(t, "flagsnap serve", bin, args...)
+	p := flagdtest.StartProcess(t, "flagsnap serve", "", bin, args...)
 	base := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
-	p.waitReady(t, "flagsnap serve", ofrepReady(newClient(t), base))
+	p.WaitUntil(t, wait, ofrepReady(newClient(t), base))
 	return base, ports[0]
 }

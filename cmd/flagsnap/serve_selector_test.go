@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +16,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/flagsnap/flagsnap/internal/flagdtest"
 )
 
 // The files of the selector table, in the shapes flagd reads: flags of no
@@ -250,40 +248,9 @@ func flagsAnswer(t *testing.T, doc string, err error) string {
 // order, until the test ends, and returns the address of its sync port.
 func startFlagdIn(t *testing.T, bin, dir string, files ...string) string {
 	t.Helper()
-	var ports [4]string
-	var held []net.Listener
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, l)
-		ports[i] = strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	}
-	// Held until all four are chosen, so that no two are the same.
-	for _, l := range held {
-		_ = l.Close()
-	}
-	args := []string{"start", "-g", ports[0], "-r", ports[1], "-p", ports[2], "-m", ports[3]}
+	var args []string
 	for _, f := range files {
 		args = append(args, "-f", "file:"+f)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("starting flagd: %v", err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("flagd's output:\n%s", out.String())
-		}
-	})
-	return "127.0.0.1:" + ports[0]
+	return flagdtest.Start(t, bin, dir, args...).SyncAddr()
 }
