@@ -100,8 +100,8 @@ func (p *Provider) document() ([]byte, error) {
 }
 
 // putInForce makes set, compiled from the document k keeps and those of
-// its overrides, the flag set in force, counted from now on, and returns the one it replaces. It is
-// called under the run's lock.
+// its overrides, the flag set in force, counted from now on, and returns
+// the one it replaces. It is called under the run's lock.
 func (p *Provider) putInForce(set *evaluator.FlagSet, k *docKeeper, overrideDocs [][]byte) (old *evaluator.FlagSet) {
 	in := &inForce{set: set, counts: p.countUsage(set), doc: k, overrideDocs: overrideDocs}
 	prev := p.snap.Load()
