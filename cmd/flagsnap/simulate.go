@@ -109,10 +109,22 @@ func (c *cmd) simulate(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(exitBadInput, "%v", err)
 	}
+	// The chart's file is made before the run, so that a path that cannot
+	// be written is bad input said at once, not after the simulation.
+	var svg *os.File
+	if run.svg != "" {
+		if svg, err = os.Create(run.svg); err != nil {
+			return c.fail(exitBadInput, "--svg: %v", err)
+		}
+	}
 	p := newProgress(c.stderr, run.users)
 	sim, err := simulateUsers(ctx, run.simOptions, p.update)
 	p.finish()
 	if err != nil {
+		if svg != nil {
+			_ = svg.Close()
+			_ = os.Remove(run.svg)
+		}
 		return c.fail(exitInterrupted, "%v", err)
 	}
 	rep := newSimReport(run.simOptions, sim)
@@ -120,8 +132,8 @@ func (c *cmd) simulate(ctx context.Context, args []string) int {
 	if run.otherPath != "" {
 		rep.Against.File, rep.Against.Fractional = run.otherPath, run.otherVersion.String()
 	}
-	if run.svg != "" {
-		if err := writeSVGFile(run.svg, rep); err != nil {
+	if svg != nil {
+		if err := writeSVGFile(svg, rep); err != nil {
 			return c.fail(exitBadInput, "--svg: %v", err)
 		}
 	}
@@ -571,11 +583,8 @@ func (p *progress) finish() {
 	}
 }
 
-func writeSVGFile(path string, r *simReport) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
+// writeSVGFile writes r's chart to f, and closes it.
+func writeSVGFile(f *os.File, r *simReport) error {
 	werr := writeSVG(f, r)
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
