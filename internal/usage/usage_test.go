@@ -334,35 +334,31 @@ func TestAFlagEvaluatedOnceCostsOneCell(t *testing.T) {
 	}
 }
 
-// Evaluations that collide make the flag's cell hot: it counts in shards,
-// which double while they still collide, up to maxShards, and keep every
-// count.
+// Evaluations that collide make the flag's cell hot: its wide counters,
+// one shard at first, double while they still collide, up to maxShards,
+// and keep every count.
 func TestCollisionsMakeACellHot(t *testing.T) {
 	c := NewCounter(time.Now())
 	tb := attach(c, newSet("hot", onOff))
 	tb.Served(0, 0)
 	k := tb.cells[0].Load()
-	w := k.widen(tb, 0)
-	for range hotAfter {
-		w.collided()
-	}
-	s := w.shards.Load()
-	if s == nil || s.n != min(2, maxShards()) {
-		t.Fatalf("after %d collisions: shards %+v", hotAfter, s)
+	s := k.widen(tb, 0)
+	if s.n != 1 || len(s.words) != outcomes(2) {
+		t.Fatalf("wide counters %+v, want one shard of %d words", s, outcomes(2))
 	}
 	for s.n < maxShards() {
 		grown := s.n
 		for range hotAfter {
-			s.collided(w)
+			s.collided(k)
 		}
-		if s = w.shards.Load(); s.n != 2*grown || s.prev == nil {
-			t.Fatalf("shards grew from %d to %d", grown, s.n)
+		if s = k.wide.Load(); s.n != 2*grown || s.prev == nil || s.stride%lineWords != 0 {
+			t.Fatalf("shards grew from %d to %d, stride %d", grown, s.n, s.stride)
 		}
 	}
 	for range 2 * hotAfter {
-		s.collided(w)
+		s.collided(k)
 	}
-	if w.shards.Load() != s {
+	if k.wide.Load() != s {
 		t.Errorf("shards grew past maxShards, %d", maxShards())
 	}
 	for range 1000 {
