@@ -479,11 +479,13 @@ func TestUsageKeepsAThousandMissingKeys(t *testing.T) {
 			t.Errorf("round %d: nope-0000 counted %d times", round, u.Missing["nope-0000"])
 		}
 	}
-	// Many more: an estimate, close.
+	// Many more: an estimate, close. The estimate's standard deviation
+	// here is about 58 keys, and its seed is new in each window: ±400 is
+	// seven of them, so that the test fails only when the estimate is wrong.
 	for i := range 20000 {
 		p.BooleanEvaluation(ctx, fmt.Sprintf("more-%d", i), false, nil)
 	}
-	if d := p.Usage().MissingDropped; d < 19800 || d > 20200 {
+	if d := p.Usage().MissingDropped; d < 20005-400 || d > 20005+400 {
 		t.Errorf("%d dropped, want about 20005", d)
 	}
 	p.ResetUsage()
