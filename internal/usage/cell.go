@@ -24,10 +24,11 @@ import (
 type cell struct {
 	packed atomic.Uint64
 	wide   atomic.Pointer[shardSet]
-	// seen is the total last seen and last the second it was seen at;
-	// under Counter.mu.
-	seen uint64
-	last int64
+	// seen is the total last seen and last the second (Unix time) it was
+	// seen at; under Counter.mu. 32 bits make the cell 24 bytes: seen only
+	// tells that the total changed, which notes a second apart see (no
+	// flag is evaluated 2^32 times a second), and last fits until 2106.
+	seen, last uint32
 }
 
 const (
@@ -199,8 +200,8 @@ func (c *cell) zero() {
 // note stamps sec as the time of the last evaluation if the total changed
 // since the last note, and returns the stamp.
 func (c *cell) note(total uint64, sec int64) int64 {
-	if total != c.seen {
-		c.seen, c.last = total, sec
+	if uint32(total) != c.seen {
+		c.seen, c.last = uint32(total), uint32(sec)
 	}
-	return c.last
+	return int64(c.last)
 }
