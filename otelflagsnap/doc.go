@@ -43,16 +43,23 @@
 //   - feature_flag.missing_evaluations, a counter in {evaluation}: the
 //     evaluations of keys that the flags in force do not define, by key
 //     (feature_flag.key).
+//   - feature_flag.bulk_evaluations, a counter in {evaluation}: the flags'
+//     evaluations by bulk evaluations (provider.EvaluateAll, OFREP's bulk
+//     endpoint), which feature_flag.evaluations leaves out, by key
+//     (feature_flag.key); FlagUsage.Bulk. Only flags read that way have a
+//     series: a flag that code never asks for but a front-end reads shows
+//     here.
 //
 // Only the 1,000 most evaluated flags (WithFlagLimit) have series of their
 // own; the others are summed under feature_flag.key = "_other", with
 // error.type for their failures and no variant, so that a set of 100,000
 // flags does not make 100,000 series. The limit applies to the missing
-// keys too. A flag that enters or leaves the most evaluated takes its
-// counts out of "_other" or into it, and a counter that goes down reads as
-// a reset, as it does after provider.ResetUsage() or when an update
-// removes a flag. With flagsnap.WithoutUsage() nothing is counted and the
-// two instruments report nothing.
+// keys and to the bulk evaluations too. A flag that enters or leaves the
+// most evaluated takes its counts out of "_other" or into it, and a
+// counter that goes down reads as a reset, as it does after
+// provider.ResetUsage() or when an update removes a flag. With
+// flagsnap.WithoutUsage() nothing is counted and the three instruments
+// report nothing.
 //
 // The flag source, from provider.SourceStatus():
 //

@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 
 // names are the instruments Register makes.
 var names = []string{
-	"feature_flag.evaluations", "feature_flag.missing_evaluations",
+	"feature_flag.evaluations", "feature_flag.missing_evaluations", "feature_flag.bulk_evaluations",
 	"flagsnap.source.state", "flagsnap.source.flags", "flagsnap.source.applied_time",
 	"flagsnap.source.flag_sets", "flagsnap.source.reconnects",
 }
@@ -43,6 +43,7 @@ var names = []string{
 // units are the units of the instruments, by name.
 var units = map[string]string{
 	"feature_flag.evaluations": "{evaluation}", "feature_flag.missing_evaluations": "{evaluation}",
+	"feature_flag.bulk_evaluations": "{evaluation}",
 	"flagsnap.source.state": "{state}", "flagsnap.source.flags": "{flag}", "flagsnap.source.applied_time": "s",
 	"flagsnap.source.flag_sets": "{flag_set}", "flagsnap.source.reconnects": "{reconnect}",
 }
@@ -199,8 +200,11 @@ func points(t *testing.T, m metricdata.Metrics) map[string]series {
 // fromUsage is what the evaluation instruments must say of u, every flag
 // and missing key by its own key.
 func fromUsage(u flagsnap.Usage) map[string]series {
-	evals, missing := series{}, series{}
+	evals, missing, bulk := series{}, series{}, series{}
 	for k, f := range u.Flags {
+		if f.Bulk > 0 {
+			bulk["feature_flag.key="+k] = float64(f.Bulk)
+		}
 		rest := f.Evaluations
 		for v, n := range f.Variants {
 			evals["feature_flag.key="+k+",feature_flag.result.variant="+v] = float64(n)
@@ -217,7 +221,8 @@ func fromUsage(u flagsnap.Usage) map[string]series {
 	for k, n := range u.Missing {
 		missing["feature_flag.key="+k] = float64(n)
 	}
-	return map[string]series{"feature_flag.evaluations": evals, "feature_flag.missing_evaluations": missing}
+	return map[string]series{"feature_flag.evaluations": evals, "feature_flag.missing_evaluations": missing,
+		"feature_flag.bulk_evaluations": bulk}
 }
 
 // fromStatus is what the source instruments must say of st.
@@ -293,6 +298,11 @@ func TestMetricsMatchUsageAndStatus(t *testing.T) {
 	p.BooleanEvaluation(ctx, "color", false, nil) // a type mismatch
 	p.BooleanEvaluation(ctx, "broken", false, nil)
 	p.StringEvaluation(ctx, "gone", "", nil)
+	for range 2 { // every flag, once each time
+		if _, err := p.EvaluateAll(ctx, gold); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	got := collect(t, reader)
 	st := p.SourceStatus()
@@ -306,6 +316,8 @@ func TestMetricsMatchUsageAndStatus(t *testing.T) {
 			"feature_flag.key=idle":                                   0,
 		},
 		"feature_flag.missing_evaluations": {"feature_flag.key=nope": 3, "feature_flag.key=gone": 1},
+		"feature_flag.bulk_evaluations": {"feature_flag.key=color": 2, "feature_flag.key=off": 2,
+			"feature_flag.key=broken": 2, "feature_flag.key=idle": 2},
 		"flagsnap.source.state": {"state=connecting": 0, "state=serving": 0, "state=stale": 0,
 			"state=error": 1, "state=fatal": 0, "state=stopped": 0},
 		"flagsnap.source.flags": {"": 4},
@@ -451,8 +463,22 @@ func TestFlagLimit(t *testing.T) {
 					p.BooleanEvaluation(ctx, fmt.Sprint("m", i+1), false, nil)
 				}
 			}
+			// Each flag read once in bulk: the same count, so the first
+			// keys in order have series of their own.
+			if _, err := p.EvaluateAll(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			bulk := series{}
+			for i := range 5 {
+				if i < tc.limit {
+					bulk[fmt.Sprint("feature_flag.key=f", i+1)] = 1
+				} else {
+					bulk["feature_flag.key=_other"]++
+				}
+			}
 			got := collect(t, reader)
-			want := map[string]series{"feature_flag.evaluations": tc.evals, "feature_flag.missing_evaluations": tc.missed}
+			want := map[string]series{"feature_flag.evaluations": tc.evals, "feature_flag.missing_evaluations": tc.missed,
+				"feature_flag.bulk_evaluations": bulk}
 			for name := range want {
 				if d := equal(map[string]series{name: got[name]}, map[string]series{name: want[name]}); d != "" {
 					t.Errorf("%s", d)
@@ -483,8 +509,11 @@ func TestWithoutUsage(t *testing.T) {
 	reader, _ := register(t, p)
 	p.StringEvaluation(context.Background(), "color", "", nil)
 	p.StringEvaluation(context.Background(), "nope", "", nil)
+	if _, err := p.EvaluateAll(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
 	got := collect(t, reader)
-	for _, name := range []string{"feature_flag.evaluations", "feature_flag.missing_evaluations"} {
+	for _, name := range []string{"feature_flag.evaluations", "feature_flag.missing_evaluations", "feature_flag.bulk_evaluations"} {
 		if len(got[name]) != 0 {
 			t.Errorf("%s: %v, with usage counting off", name, got[name])
 		}
@@ -502,6 +531,9 @@ func TestUnregister(t *testing.T) {
 	reader, unregister := register(t, p)
 	p.StringEvaluation(context.Background(), "color", "", nil)
 	p.StringEvaluation(context.Background(), "nope", "", nil)
+	if _, err := p.EvaluateAll(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
 	got := collect(t, reader)
 	if have := slices.Sorted(maps.Keys(got)); !slices.Equal(have, slices.Sorted(slices.Values(names))) {
 		t.Errorf("registered: %v, want %v", have, names)
@@ -694,7 +726,12 @@ func TestProviderName(t *testing.T) {
 				t.Fatalf("SourceStatus().Source is %q, want %q", origin, tc.want)
 			}
 			reader, _ := register(t, p, tc.opts...)
-			p.StringEvaluation(context.Background(), "nope", "", nil) // a missing key: every instrument has a series
+			// A missing key and a bulk evaluation: every instrument has a
+			// series.
+			p.StringEvaluation(context.Background(), "nope", "", nil)
+			if _, err := p.EvaluateAll(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
 			got := collectByName(t, reader)
 			if names := slices.Sorted(maps.Keys(got)); !slices.Equal(names, []string{tc.want}) {
 				t.Fatalf("series of the providers %q, want %q", names, tc.want)

@@ -84,10 +84,10 @@ func (r *reporter) observe(_ context.Context, o metric.Observer) error {
 	return nil
 }
 
-// observeUsage reports the evaluations of the most evaluated flags and of
-// the keys most asked for that are missing, the others summed under
-// otherKey. With usage counting off the snapshot is empty, and so is
-// what is reported.
+// observeUsage reports the evaluations of the most evaluated flags, of
+// the keys most asked for that are missing, and of the flags most read by
+// bulk evaluations, the others summed under otherKey. With usage
+// counting off the snapshot is empty, and so is what is reported.
 func (r *reporter) observeUsage(o metric.Observer, u flagsnap.Usage) {
 	keys, rest := top(u.Flags, r.limit, func(f flagsnap.FlagUsage) uint64 { return f.Evaluations })
 	for _, k := range keys {
@@ -101,16 +101,29 @@ func (r *reporter) observeUsage(o metric.Observer, u flagsnap.Usage) {
 		r.observeFlag(o, otherKey, sum)
 	}
 
-	keys, rest = top(u.Missing, r.limit, func(n uint64) uint64 { return n })
+	r.observeByKey(o, r.in.missing, u.Missing)
+	bulk := map[string]uint64{}
+	for k, f := range u.Flags {
+		if f.Bulk > 0 {
+			bulk[k] = f.Bulk
+		}
+	}
+	r.observeByKey(o, r.in.bulk, bulk)
+}
+
+// observeByKey reports counts, a series for each of the limit largest
+// and one summing the others under otherKey.
+func (r *reporter) observeByKey(o metric.Observer, inst metric.Int64ObservableCounter, counts map[string]uint64) {
+	keys, rest := top(counts, r.limit, func(n uint64) uint64 { return n })
 	for _, k := range keys {
-		o.ObserveInt64(r.in.missing, count(u.Missing[k]), r.withKey(k))
+		o.ObserveInt64(inst, count(counts[k]), r.withKey(k))
 	}
 	if len(rest) > 0 {
 		var sum uint64
 		for _, k := range rest {
-			sum += u.Missing[k]
+			sum += counts[k]
 		}
-		o.ObserveInt64(r.in.missing, count(sum), r.withKey(otherKey))
+		o.ObserveInt64(inst, count(sum), r.withKey(otherKey))
 	}
 }
 

@@ -156,16 +156,16 @@ func claim(meters metric.MeterProvider, name string) (release func(), err error)
 
 // instruments are the observable instruments a callback reports.
 type instruments struct {
-	evaluations, missing, flagSets, reconnects metric.Int64ObservableCounter
-	state, flags                               metric.Int64ObservableGauge
-	appliedTime                                metric.Float64ObservableGauge
+	evaluations, missing, bulk, flagSets, reconnects metric.Int64ObservableCounter
+	state, flags                                     metric.Int64ObservableGauge
+	appliedTime                                      metric.Float64ObservableGauge
 }
 
 // newInstruments makes the instruments with m; the package documentation
 // describes each.
 func newInstruments(m metric.Meter) (*instruments, error) {
 	var in instruments
-	var errs [7]error
+	var errs [8]error
 	in.evaluations, errs[0] = m.Int64ObservableCounter("feature_flag.evaluations", metric.WithUnit("{evaluation}"),
 		metric.WithDescription("Flag evaluations, by flag key and variant, and the failed ones by error type."))
 	in.missing, errs[1] = m.Int64ObservableCounter("feature_flag.missing_evaluations", metric.WithUnit("{evaluation}"),
@@ -180,6 +180,8 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		metric.WithDescription("Flag sets from the source, by result: received, applied, rejected, unchanged."))
 	in.reconnects, errs[6] = m.Int64ObservableCounter("flagsnap.source.reconnects", metric.WithUnit("{reconnect}"),
 		metric.WithDescription("Times the flag source came back after a loss."))
+	in.bulk, errs[7] = m.Int64ObservableCounter("feature_flag.bulk_evaluations", metric.WithUnit("{evaluation}"),
+		metric.WithDescription("Evaluations of flags by bulk evaluations (every flag for one context), by key."))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}
@@ -187,5 +189,5 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 }
 
 func (in *instruments) all() []metric.Observable {
-	return []metric.Observable{in.evaluations, in.missing, in.state, in.flags, in.appliedTime, in.flagSets, in.reconnects}
+	return []metric.Observable{in.evaluations, in.missing, in.bulk, in.state, in.flags, in.appliedTime, in.flagSets, in.reconnects}
 }
