@@ -263,9 +263,10 @@ func TestShardsAreALineApart(t *testing.T) {
 }
 
 // When a flag was last evaluated is the second of the first Tick, or
-// BenchmarkOneAtomicAdd is the floor of an exact count: one atomic add
-// on a word no other core writes, which is what counting adds to an
-// evaluation at the least.
+// BenchmarkOneAtomicAdd is one atomic add on a word no other core
+// writes, in a loop of nothing else: what the instruction of an exact
+// count costs alone on the machine (bench/README.md, "What counting
+// costs", compares it with what counting adds to an evaluation).
 func BenchmarkOneAtomicAdd(b *testing.B) {
 	var n atomic.Uint64
 	b.ReportAllocs()
