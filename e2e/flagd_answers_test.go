@@ -131,8 +131,7 @@ func recordAnswers(t *testing.T, bin string) {
 			t.Fatal(err)
 		}
 		f := newFlagd(t, bin, path)
-		ofrep := f.ofrepPort()
-		waitOFREP(t, ofrep)
+		ofrep := f.OFREPPort
 		keys := make([]string, 0, len(doc.Flags))
 		for k := range doc.Flags {
 			keys = append(keys, k)
@@ -148,7 +147,7 @@ func recordAnswers(t *testing.T, bin string) {
 				rows = append(rows, answer{File: file, Flag: key, Context: ec, Types: types, Flagd: askFlagd(t, ofrep, key, ec)})
 			}
 		}
-		f.stop()
+		f.Kill(t)
 	}
 	out, err := json.MarshalIndent(rows, "", " ")
 	if err != nil {
@@ -199,9 +198,7 @@ func TestFlagdAnswers(t *testing.T) {
 		live = map[string]int{}
 		for file := range answerFiles {
 			path, _ := filepath.Abs(filepath.Join(answersDir, file))
-			f := newFlagd(t, bin, path)
-			live[file] = f.ofrepPort()
-			waitOFREP(t, live[file])
+			live[file] = newFlagd(t, bin, path).OFREPPort
 			var keys []string
 			for _, row := range rows {
 				if row.File == file {

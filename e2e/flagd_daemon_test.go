@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/flagsnap/flagsnap"
 	"github.com/flagsnap/flagsnap/fractional"
-	"github.com/flagsnap/flagsnap/internal/flagdtest"
 )
 
 // flagdBinEnv names the flagd daemon binary (v0.16) the daemon tests run.
@@ -67,7 +65,8 @@ func TestAgainstFlagdDaemon(t *testing.T) {
 	if err := os.WriteFile(path, tb.allFlags, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	syncPort, ofrepPort := startFlagd(t, bin, path)
+	d := newFlagd(t, bin, path)
+	syncPort, ofrepPort := d.SyncPort, d.OFREPPort
 
 	// flagd v0.16 buckets with the high-precision (v2) fractional.
 	common := []flagsnap.Option{flagsnap.WithFractionalVersion(fractional.V2), flagsnap.WithDeadline(5 * time.Second)}
@@ -106,27 +105,6 @@ func TestAgainstFlagdDaemon(t *testing.T) {
 		}
 	}
 	t.Logf("%d evaluations compared with flagd", compared)
-}
-
-// startFlagd runs flagd on the flag file until the test ends and returns its
-// sync and OFREP ports once both answer.
-func startFlagd(t *testing.T, bin, path string, args ...string) (syncPort, ofrepPort int) {
-	t.Helper()
-	d := flagdtest.Start(t, bin, "", append([]string{"-f", "file:" + path}, args...)...)
-	d.WaitUntil(t, 20*time.Second, func() bool {
-		c, err := net.DialTimeout("tcp", d.SyncAddr(), time.Second)
-		if err != nil {
-			return false
-		}
-		_ = c.Close()
-		resp, err := http.Get(d.OFREPURL() + "/")
-		if err != nil {
-			return false
-		}
-		_ = resp.Body.Close()
-		return true
-	})
-	return d.SyncPort, d.OFREPPort
 }
 
 func newDaemonProvider(t *testing.T, opts ...flagsnap.Option) *flagsnap.Provider {
@@ -291,7 +269,7 @@ func TestFlagdDaemonGracefulStreamEnds(t *testing.T) {
 				t.Skip("takes 45 seconds")
 			}
 			t.Parallel()
-			syncPort, _ := startFlagd(t, bin, path, c.flagdArgs...)
+			syncPort := newFlagd(t, bin, path, c.flagdArgs...).SyncPort
 			p := newDaemonProvider(t, append([]flagsnap.Option{flagsnap.WithResolver(flagsnap.ResolverInProcess),
 				flagsnap.WithHost("127.0.0.1"), flagsnap.WithPort(syncPort)}, c.opts...)...)
 			select {

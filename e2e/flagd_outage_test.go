@@ -8,10 +8,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,8 +18,8 @@ import (
 
 	"github.com/flagsnap/flagsnap"
 	"github.com/flagsnap/flagsnap/internal/blackhole"
+	"github.com/flagsnap/flagsnap/internal/flagdtest"
 	"github.com/flagsnap/flagsnap/internal/logtest"
-	"github.com/flagsnap/flagsnap/internal/loopback"
 	"github.com/flagsnap/flagsnap/syncserver"
 )
 
@@ -48,86 +46,33 @@ func manyFlags(n int) []byte {
 	return b.Bytes()
 }
 
-// flagdProcess is a flagd daemon on fixed ports that can be stopped and
-// started again, as a restart or a rollout does.
-type flagdProcess struct {
-	t     *testing.T
-	bin   string
-	args  []string
-	port  int
-	ofrep int
-	cmd   *exec.Cmd
-	out   bytes.Buffer
-	alive bool
+// newFlagd runs a flagd daemon on the flag file at path until the test
+// ends, and returns it once its sync and OFREP ports answer.
+func newFlagd(t *testing.T, bin, path string, args ...string) *flagdtest.Daemon {
+	t.Helper()
+	d := flagdtest.Start(t, bin, "", append([]string{"-f", "file:" + path}, args...)...)
+	waitServing(t, d)
+	return d
 }
 
-func newFlagd(t *testing.T, bin, path string, args ...string) *flagdProcess {
+// waitServing waits until d's sync and OFREP ports answer, and returns
+// when they did.
+func waitServing(t *testing.T, d *flagdtest.Daemon) time.Time {
 	t.Helper()
-	ports := loopback.FreePorts(t, 4)
-	f := &flagdProcess{t: t, bin: bin, port: ports[0], ofrep: ports[1], args: append([]string{"start", "-f", "file:" + path,
-		"-g", strconv.Itoa(ports[0]), "-r", strconv.Itoa(ports[1]),
-		"-p", strconv.Itoa(ports[2]), "-m", strconv.Itoa(ports[3])}, args...)}
-	t.Cleanup(func() {
-		f.stop()
-		if t.Failed() {
-			t.Logf("flagd's output:\n%s", f.out.String())
+	d.WaitUntil(t, 60*time.Second, func() bool {
+		c, err := net.DialTimeout("tcp", d.SyncAddr(), time.Second)
+		if err != nil {
+			return false
 		}
+		_ = c.Close()
+		resp, err := http.Get(d.OFREPURL() + "/")
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return true
 	})
-	f.start()
-	return f
-}
-
-// start runs flagd and returns once its sync port takes connections.
-func (f *flagdProcess) start() time.Time {
-	f.t.Helper()
-	f.cmd = exec.Command(f.bin, f.args...)
-	f.cmd.Stdout, f.cmd.Stderr = &f.out, &f.out
-	f.cmd.WaitDelay = 5 * time.Second
-	if err := f.cmd.Start(); err != nil {
-		f.t.Fatalf("starting flagd: %v", err)
-	}
-	f.alive = true
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", f.addr(), time.Second)
-		if err == nil {
-			_ = c.Close()
-			return time.Now()
-		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("flagd did not listen within 60s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-func (f *flagdProcess) stop() {
-	if !f.alive {
-		return
-	}
-	f.alive = false
-	_ = f.cmd.Process.Kill()
-	_ = f.cmd.Wait()
-}
-
-func (f *flagdProcess) addr() string { return "127.0.0.1:" + strconv.Itoa(f.port) }
-
-func (f *flagdProcess) ofrepPort() int { return f.ofrep }
-
-// waitOFREP waits until flagd's OFREP port answers.
-func waitOFREP(t *testing.T, port int) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", port)); err == nil {
-			_ = resp.Body.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("flagd's OFREP port did not answer within 20s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return time.Now()
 }
 
 func flagdBin(t *testing.T) string {
@@ -193,7 +138,7 @@ func TestLargeFlagSetsWithDefaults(t *testing.T) {
 		})
 		t.Run(fmt.Sprintf("flagd/%d", n), func(t *testing.T) {
 			f := newFlagd(t, flagdBin(t), writeFlags(t, doc))
-			loadAndCheck(t, f.port, n)
+			loadAndCheck(t, f.SyncPort, n)
 		})
 	}
 }
@@ -233,7 +178,7 @@ func TestFlagdDaemonSilentPartition(t *testing.T) {
 	bin := flagdBin(t)
 	t.Parallel()
 	f := newFlagd(t, bin, writeFlags(t, manyFlags(10)))
-	proxy, err := blackhole.New(f.addr())
+	proxy, err := blackhole.New(f.SyncAddr())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +211,7 @@ func TestFlagdDaemonIdleConnection(t *testing.T) {
 	f := newFlagd(t, bin, writeFlags(t, manyFlags(10)))
 	var logs logtest.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	p := newDaemonProvider(t, following(f.port, flagsnap.WithLogger(logger))...)
+	p := newDaemonProvider(t, following(f.SyncPort, flagsnap.WithLogger(logger))...)
 	select {
 	case ev := <-p.EventChannel():
 		t.Errorf("event %s %q on an idle connection", ev.EventType, ev.Message)
@@ -292,15 +237,16 @@ func TestFlagdDaemonRestart(t *testing.T) {
 		t.Run(tc.down.String(), func(t *testing.T) {
 			t.Parallel()
 			f := newFlagd(t, bin, writeFlags(t, manyFlags(10)))
-			p := newDaemonProvider(t, following(f.port)...)
-			f.stop()
+			p := newDaemonProvider(t, following(f.SyncPort)...)
+			f.Kill(t)
 			downAt := time.Now()
 			expectEvent(t, p, openfeature.ProviderStale, 5*time.Second)
 			if tc.wantError {
 				expectEvent(t, p, openfeature.ProviderError, 15*time.Second)
 			}
 			time.Sleep(tc.down - time.Since(downAt))
-			listening := f.start()
+			f.Restart(t)
+			listening := waitServing(t, f)
 			start := time.Now()
 			back := expectEvent(t, p, openfeature.ProviderReady, 10*time.Second) + start.Sub(listening)
 			t.Logf("down %v: READY %v after flagd listened again", tc.down, back)

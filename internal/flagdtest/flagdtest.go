@@ -32,6 +32,17 @@ type Process struct {
 	exited chan struct{}
 }
 
+// Kill ends the process at once, as a crash would, and waits for it.
+func (p *Process) Kill(tb testing.TB) {
+	tb.Helper()
+	_ = p.cmd.Process.Kill()
+	select {
+	case <-p.exited:
+	case <-time.After(stopWait):
+		tb.Fatalf("%s did not end within %v of being killed", p.name, stopWait)
+	}
+}
+
 // StartProcess runs bin with args, in dir unless that is "", until the test
 // ends: then it is interrupted, killed if it has not ended 5 seconds later,
 // and waited for, and its output is logged if the test failed. The test
@@ -108,6 +119,9 @@ type Daemon struct {
 	// The loopback ports of flagd's services: flag evaluation (-p), OFREP
 	// (-r), sync (-g) and management (-m).
 	Port, OFREPPort, SyncPort, ManagementPort int
+
+	bin, dir string
+	args     []string
 }
 
 // Start runs `bin start` (bin a flagd daemon) with its four services on
@@ -118,12 +132,20 @@ type Daemon struct {
 func Start(tb testing.TB, bin, dir string, args ...string) *Daemon {
 	tb.Helper()
 	ports := loopback.FreePorts(tb, 4)
-	d := &Daemon{Port: ports[0], OFREPPort: ports[1], SyncPort: ports[2], ManagementPort: ports[3]}
-	args = append([]string{"start",
+	d := &Daemon{Port: ports[0], OFREPPort: ports[1], SyncPort: ports[2], ManagementPort: ports[3], bin: bin, dir: dir}
+	d.args = append([]string{"start",
 		"-p", strconv.Itoa(d.Port), "-r", strconv.Itoa(d.OFREPPort),
 		"-g", strconv.Itoa(d.SyncPort), "-m", strconv.Itoa(d.ManagementPort)}, args...)
-	d.Process = StartProcess(tb, "flagd", dir, bin, args...)
+	d.Process = StartProcess(tb, "flagd", dir, bin, d.args...)
 	return d
+}
+
+// Restart runs the daemon again, on the same ports with the same
+// arguments, as a restart or a rollout does, once its process has ended
+// (Kill).
+func (d *Daemon) Restart(tb testing.TB) {
+	tb.Helper()
+	d.Process = StartProcess(tb, "flagd", d.dir, d.bin, d.args...)
 }
 
 // OFREPURL is the base URL of flagd's OFREP service, http://127.0.0.1:PORT.
