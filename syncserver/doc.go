@@ -48,7 +48,8 @@
 // serves its sources: their flags are merged, a later source winning over
 // an earlier one, and selectors are read with flagd's syntax
 // ("flagSetId=ID", "source=NAME", a bare NAME). [Server.SetSource] replaces
-// the flags of one source; each stream is sent its selection again when it
+// the flags of one source, [Server.SetSources] those of several at once;
+// each stream is sent its selection again, in one message, when it
 // changed.
 //
 // [Server.Document] is the flag document a call with a given selector gets,

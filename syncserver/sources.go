@@ -65,16 +65,33 @@ type sourceConfig struct {
 // not a flag document flagd could read, or when the server was built
 // without [WithSource].
 func (s *Server) SetSource(name string, doc []byte) error {
-	flags, err := decodeSource(name, doc)
-	if err != nil {
-		return fmt.Errorf("syncserver: source %s: %w", name, err)
+	return s.SetSources(map[string][]byte{name: doc})
+}
+
+// SetSources replaces the flags of several sources at once, each as
+// SetSource does (sources not there yet are added in the order of their
+// names), and sends each stream whose selection changed one message with
+// all of it: no stream sees some of the sources changed and not the
+// others. It fails, changing nothing, when one of the documents is not a
+// flag document flagd could read, or when the server was built without
+// [WithSource].
+func (s *Server) SetSources(docs map[string][]byte) error {
+	names := slices.Sorted(maps.Keys(docs))
+	flags := make([][]storedFlag, len(names))
+	for i, name := range names {
+		var err error
+		if flags[i], err = decodeSource(name, docs[name]); err != nil {
+			return fmt.Errorf("syncserver: source %s: %w", name, err)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.store == nil {
 		return errors.New("syncserver: SetSource on a server built without WithSource")
 	}
-	s.store.setSource(name, nil, flags)
+	for i, name := range names {
+		s.store.setSource(name, nil, flags[i])
+	}
 	s.changedLocked()
 	refreshed := make(map[string]*response)
 	for sub := range s.subs {

@@ -204,6 +204,46 @@ func TestSetSource(t *testing.T) {
 	}
 }
 
+// SetSources changes several sources in one message to each stream, and
+// none when one of its documents is refused.
+func TestSetSources(t *testing.T) {
+	s := sourcesServer(t)
+	c := plain(t, s)
+	all := openStream(t, c, "", "", "")
+	recv(t, all)
+	waitStreams(t, s, 1)
+
+	if err := s.SetSources(map[string][]byte{
+		"C.yaml": []byte("flags: {c-plain: {state: ENABLED, variants: {x: 1}, defaultVariant: x}}"),
+		"D.json": []byte(`{"flags": {"d-new": {"state": "ENABLED", "variants": {"d": "d"}, "defaultVariant": "d"}}}`),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	both := fetch(t, c, "")
+	if !strings.Contains(both, "c-plain=x") || !strings.Contains(both, "d-new=d") {
+		t.Fatalf("after SetSources: %s", both)
+	}
+	recvAnswer(t, all, both)
+	// The next message is the next change: there was no second one for
+	// the two sources.
+	if err := s.SetSource("D.json", []byte(`{"flags": {}}`)); err != nil {
+		t.Fatal(err)
+	}
+	recvAnswer(t, all, strings.Replace(both, " d-new=d", "", 1))
+
+	before := fetch(t, c, "")
+	err := s.SetSources(map[string][]byte{
+		"C.yaml": []byte("flags: {c-plain: {state: ENABLED, variants: {y: 2}, defaultVariant: y}}"),
+		"D.json": []byte(`{"flags": 1}`),
+	})
+	if err == nil || !strings.Contains(err.Error(), "D.json") {
+		t.Errorf("SetSources with D.json broken: %v, want an error naming D.json", err)
+	}
+	if after := fetch(t, c, ""); after != before {
+		t.Errorf("a refused SetSources changed the flags: %s, was %s", after, before)
+	}
+}
+
 func recvAnswer(t *testing.T, st syncStream, want string) {
 	t.Helper()
 	if got := answer(recv(t, st).GetFlagConfiguration(), nil); got != want {

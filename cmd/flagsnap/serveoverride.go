@@ -115,19 +115,19 @@ func (l *layering) defined(key string) bool {
 }
 
 // setFile puts the i-th file's new document in force and sends it with
-// the overrides over it. The other files are sent again too: which of the
-// overrides' flags go into them depends on the keys this one defines.
+// the overrides over it. The other files are sent again too, in the same
+// change: which of the overrides' flags go into them depends on the keys
+// this one defines.
 func (l *layering) setFile(i int, doc []byte, set *evaluator.FlagSet) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	f := &l.files[i]
 	prevDoc, prevSet := f.doc, f.set
 	f.doc, f.set = doc, set
-	if err := l.sendFile(f); err != nil {
+	if err := l.send(i); err != nil {
 		f.doc, f.set = prevDoc, prevSet
 		return err
 	}
-	l.resend(i)
 	return nil
 }
 
@@ -137,20 +137,45 @@ func (l *layering) setOverride(j int, o overrideDoc) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.overrides[j] = o
-	l.resend(-1)
+	if err := l.send(-1); err != nil {
+		fmt.Fprintf(l.out, "%s: not sent: %v\n", o.path, err)
+	}
 }
 
-// resend sends every file but the except-th again; one that cannot be
-// sent keeps what it had, and says so. Under l.mu.
-func (l *layering) resend(except int) {
+// send hands the server, in one change, every file whose document with
+// the overrides over it differs from what it sent last: a follower sees
+// all of a change or none of it. A file that cannot be layered keeps what
+// it had and says so, unless it is the changed-th, whose error stops
+// everything. Under l.mu.
+func (l *layering) send(changed int) error {
+	docs := map[string][]byte{}
+	flags := make([]int, len(l.files))
 	for i := range l.files {
-		if i == except {
-			continue
-		}
-		if err := l.sendFile(&l.files[i]); err != nil {
-			fmt.Fprintf(l.out, "%s: not sent: %v\n", l.files[i].path, err)
+		f := &l.files[i]
+		doc, n, err := l.layered(f)
+		switch {
+		case err != nil && i == changed:
+			return err
+		case err != nil:
+			fmt.Fprintf(l.out, "%s: not sent: %v\n", f.path, err)
+		case !bytes.Equal(doc, f.sent):
+			docs[f.path], flags[i] = doc, n
 		}
 	}
+	if len(docs) == 0 {
+		return nil
+	}
+	if err := l.srv.SetSources(docs); err != nil {
+		return err
+	}
+	for i := range l.files {
+		f := &l.files[i]
+		if doc, ok := docs[f.path]; ok {
+			f.sent = doc
+			fmt.Fprintf(l.out, "%s: sent %s (%s open)\n", f.path, plural(flags[i], "flag"), plural(l.srv.Streams(), "stream"))
+		}
+	}
+	return nil
 }
 
 // layered is what is sent for f: its document with the overrides' flags
@@ -165,24 +190,6 @@ func (l *layering) layered(f *layeredFile) (doc []byte, flags int, err error) {
 	}
 	doc, err = overlay(f.doc, over)
 	return doc, flags, err
-}
-
-// sendFile hands the server f with the overrides over it, unless that is
-// what it sent last. Under l.mu.
-func (l *layering) sendFile(f *layeredFile) error {
-	sent, n, err := l.layered(f)
-	if err != nil {
-		return err
-	}
-	if bytes.Equal(sent, f.sent) {
-		return nil
-	}
-	if err := l.srv.SetSource(f.path, sent); err != nil {
-		return err
-	}
-	f.sent = sent
-	fmt.Fprintf(l.out, "%s: sent %s (%s open)\n", f.path, plural(n, "flag"), plural(l.srv.Streams(), "stream"))
-	return nil
 }
 
 // overrideWatcher follows one override file. The file source calls it

@@ -251,3 +251,35 @@ func TestServeOverrideSelectorDir(t *testing.T) {
 		})
 	}
 }
+
+// An override change that goes into several served files reaches a
+// follower as one change: it never sees some of the files changed and not
+// the others.
+func TestServeOverrideOneChangeForEveryFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "flags.json")
+	writeFile(t, path, colorDoc("red"))
+	teams := filepath.Join(dir, "teams")
+	if err := os.Mkdir(teams, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(teams, "a.json"), `{"flags": {"banner": {"state": "ENABLED", "variants": {"big": "big"}, "defaultVariant": "big"}}}`)
+	writeFile(t, filepath.Join(teams, "b.json"), `{"metadata": {"flagSetId": "ops"}, "flags": {"pager": {"state": "ENABLED", "variants": {"on": "on"}, "defaultVariant": "on"}}}`)
+	over := filepath.Join(dir, "override.json")
+	r := startServe(t, path, "--addr", "127.0.0.1:0", "--selector-dir", teams, "--override", over)
+	p := connect(t, flagsnap.WithHost("127.0.0.1"), flagsnap.WithPort(r.port(t)))
+
+	// color is flags.json's and banner a.json's: the override goes into
+	// both files.
+	writeFile(t, over, `{"flags": {
+  "color": {"state": "ENABLED", "variants": {"blue": "blue"}, "defaultVariant": "blue"},
+  "banner": {"state": "ENABLED", "variants": {"small": "small"}, "defaultVariant": "small"}}}`)
+	ev := nextEvent(t, p, openfeature.ProviderConfigChange)
+	if changed := slices.Sorted(slices.Values(ev.FlagChanges)); !slices.Equal(changed, []string{"banner", "color"}) {
+		t.Errorf("changed flags %v, want [banner color] at once", ev.FlagChanges)
+	}
+	noEvent(t, p, 500*time.Millisecond)
+	if color, banner := str(p, "color", nil), str(p, "banner", nil); color != "blue" || banner != "small" {
+		t.Errorf("color %q, banner %q; want blue and small", color, banner)
+	}
+}
