@@ -103,6 +103,38 @@ func BenchmarkResolve(b *testing.B) {
 	}
 }
 
+// BenchmarkVarDepth is one comparison of an attribute with a constant,
+// the attribute read at a path of 1, 3 and 6 segments: what each segment
+// of a var path costs an evaluation, which walks the path as written.
+func BenchmarkVarDepth(b *testing.B) {
+	for _, depth := range []int{1, 3, 6} {
+		path, ctx := "", map[string]any{}
+		inner := ctx
+		for d := range depth {
+			seg := fmt.Sprintf("level%d", d)
+			path += "." + seg
+			if d == depth-1 {
+				inner[seg] = "gold"
+				break
+			}
+			next := map[string]any{}
+			inner[seg], inner = next, next
+		}
+		doc := fmt.Sprintf(`{"flags": {"f": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+  "targeting": {"if": [{"==": [{"var": %q}, "gold"]}, "on", "off"]}}}}`, path[1:])
+		set := mustLoad(b, doc)
+		if r := set.ResolveBool("f", false, ctx); r.Err != nil || !r.Value {
+			b.Fatalf("depth %d: %+v", depth, r)
+		}
+		b.Run(fmt.Sprint("depth", depth), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				set.ResolveBool("f", false, ctx)
+			}
+		})
+	}
+}
+
 // BenchmarkFlagdStyle evaluates the same rules the way flagd's Go core does
 // (encode the context and the rule as JSON, let the reference engine decode
 // and apply them, encode the result), for comparison with BenchmarkResolve.
