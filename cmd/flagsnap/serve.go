@@ -57,7 +57,8 @@ each file that defines the key; a key no file defines, in every file).
 An override's $refs resolve in its own $evaluators (they are substituted
 into its flags) and its flags carry its metadata, over the served
 file's. Each override is watched: a change is pushed as a change of the
-files is; a broken one is logged and its last good flags stay (broken
+files is, every file it touches in one change, so that a follower never
+sees some of them changed and not the others; a broken one is logged and its last good flags stay (broken
 when serve starts, it stops serve); a missing one is logged once and
 means no overrides from it until it appears.
 
