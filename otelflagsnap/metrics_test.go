@@ -42,8 +42,7 @@ var names = []string{
 
 // units are the units of the instruments, by name.
 var units = map[string]string{
-	"feature_flag.evaluations": "{evaluation}", "feature_flag.missing_evaluations": "{evaluation}",
-	"feature_flag.bulk_evaluations": "{evaluation}",
+	"feature_flag.evaluations": "{evaluation}", "feature_flag.missing_evaluations": "{evaluation}", "feature_flag.bulk_evaluations": "{evaluation}",
 	"flagsnap.source.state": "{state}", "flagsnap.source.flags": "{flag}", "flagsnap.source.applied_time": "s",
 	"flagsnap.source.flag_sets": "{flag_set}", "flagsnap.source.reconnects": "{reconnect}",
 }
