@@ -263,18 +263,6 @@ func TestShardsAreALineApart(t *testing.T) {
 }
 
 // When a flag was last evaluated is the second of the first Tick, or
-// BenchmarkOneAtomicAdd is one atomic add on a word no other core
-// writes, in a loop of nothing else: what the instruction of an exact
-// count costs alone on the machine (bench/README.md, "What counting
-// costs", compares it with what counting adds to an evaluation).
-func BenchmarkOneAtomicAdd(b *testing.B) {
-	var n atomic.Uint64
-	b.ReportAllocs()
-	for b.Loop() {
-		n.Add(1)
-	}
-}
-
 // Snapshot, that sees its counts changed.
 func TestLastEvaluatedIsStampedBySecond(t *testing.T) {
 	start := time.Unix(1_700_000_000, 0)
@@ -297,6 +285,18 @@ func TestLastEvaluatedIsStampedBySecond(t *testing.T) {
 	c.Reset(start.Add(8 * time.Second))
 	if got := c.Snapshot(start.Add(9 * time.Second)).Flags["b"]; !got.LastEvaluated.IsZero() || got.Evaluations != 0 {
 		t.Errorf("after Reset, b: %+v", got)
+	}
+}
+
+// BenchmarkOneAtomicAdd is one atomic add on a word no other core
+// writes, in a loop of nothing else: what the instruction of an exact
+// count costs alone on the machine (bench/README.md, "What counting
+// costs", compares it with what counting adds to an evaluation).
+func BenchmarkOneAtomicAdd(b *testing.B) {
+	var n atomic.Uint64
+	b.ReportAllocs()
+	for b.Loop() {
+		n.Add(1)
 	}
 }
 
