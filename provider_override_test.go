@@ -340,10 +340,14 @@ func TestOverrideOverACustomSourceAndTheCache(t *testing.T) {
 	if c := color(p); c != "blue" {
 		t.Errorf("color %q from the cache, want the override's blue", c)
 	}
-	src.sink(t).Update(update(flagsV2))
+	// The source's color is red: only the override makes it blue.
+	src.sink(t).Update(update(strings.Replace(flagsV2, `"defaultVariant": "blue"`, `"defaultVariant": "red"`, 1)))
 	eventually(t, "the source's flags", func() bool { return p.SourceStatus().State == SourceServing })
 	if c, limit := color(p), p.IntEvaluation(context.Background(), "limit", 0, nil).Value; c != "blue" || limit != 10 {
 		t.Errorf("color %q, limit %d; want the override's blue over the source's flags", c, limit)
+	}
+	if by := p.SourceStatus().Overridden["color"]; by != over {
+		t.Errorf("color overridden by %q, want %s", by, over)
 	}
 }
 
