@@ -79,7 +79,12 @@ func maxShards() int { return 1 << bits.Len(uint(2*runtime.GOMAXPROCS(0)-1)) }
 // whose number of outcomes is only looked up when the cell widens.
 func (c *cell) add(o int, t *Table, i int) {
 	if s := c.wide.Load(); o >= packedFields || (s != nil && s.n > 1) {
-		c.widen(t, i).add(o, c)
+		// The set loaded is what widen would return; widen, which is not
+		// inlined, is only called to make it.
+		if s == nil {
+			s = c.widen(t, i)
+		}
+		s.add(o, c)
 		return
 	}
 	shift := uint(fieldBits * o)
