@@ -165,6 +165,12 @@ func (c *Counter) Attach(t *Table) (removed map[string]FlagUsage, unused int) {
 			}
 			continue
 		}
+		// A key never evaluated has nothing to count: keyUsage would
+		// only list its variants.
+		if old.cells[j].Load() == nil && len(c.retired[key]) == 0 {
+			unused++
+			continue
+		}
 		if u := c.keyUsage(old, j, sec); u.Evaluations > 0 || u.Bulk > 0 {
 			if removed == nil {
 				removed = map[string]FlagUsage{}

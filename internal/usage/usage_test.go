@@ -85,6 +85,27 @@ func TestAttachReportsRemovedFlags(t *testing.T) {
 	}
 }
 
+// Flags that leave never evaluated are only counted: listing their
+// variants, as reporting an evaluated one does, would allocate at every
+// change of the flags.
+func TestAttachCountsUnusedFlagsWithoutAllocating(t *testing.T) {
+	c := NewCounter(time.Now())
+	a := c.NewTable(newSet("a", onOff, "b", onOff))
+	b := c.NewTable(newSet("c", onOff, "d", onOff))
+	next := map[*Table]*Table{a: b, b: a}
+	c.Attach(a)
+	cur := a
+	allocs := testing.AllocsPerRun(100, func() {
+		cur = next[cur]
+		if removed, unused := c.Attach(cur); removed != nil || unused != 2 {
+			t.Fatalf("removed %+v and %d others", removed, unused)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations an Attach", allocs)
+	}
+}
+
 // A flag whose variants change starts new counts, and the counts of its
 // former variants stay with the key; going back to the former variants
 // takes their counts up again.
