@@ -380,3 +380,27 @@ func TestOverrideShadowingManyFlags(t *testing.T) {
 		t.Errorf("want f00 to f19 named and 5 more:\n%s", logs.String())
 	}
 }
+
+// An empty flag set from the source is worth a word the first time, as
+// without overrides: the overrides' flags in force do not make a second
+// empty set look like news.
+func TestOverrideEmptySourceSetWarnedOnce(t *testing.T) {
+	var logs logtest.Buffer
+	main := source.NewMemory([]byte(`{"flags": {}}`))
+	p, err := NewProvider(WithoutEnv(), WithSource(main), WithOverrideSource(source.NewMemory([]byte(colorBlue))),
+		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Shutdown)
+	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the override layered", func() bool { return color(p) == "blue" })
+	if err := main.Set([]byte(`{"metadata": {"version": 2}, "flags": {}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if n := logs.Count("empty flag set"); n != 1 {
+		t.Errorf("the empty set was warned of %d times, want once:\n%s", n, logs.String())
+	}
+}

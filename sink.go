@@ -66,10 +66,12 @@ func (s *sink) Update(u source.Update) error {
 		r.rejected(u.Origin, err)
 		return err
 	}
-	if old := r.p.flags(); set.Len() == 0 && (old == nil || old.Len() > 0) {
+	if set.Len() == 0 && (prev == nil || prev.Len() > 0) {
 		// flagd sends an empty set while it is still reading a large
-		// file: every evaluation answers FLAG_NOT_FOUND until the real
-		// one arrives, which is worth a word.
+		// file: every flag of the source is missing until the real one
+		// arrives, which is worth a word. It is compared with the
+		// source's last set, not with the one in force, which holds the
+		// overrides' flags too.
 		r.p.log.Warn("the flag source delivered an empty flag set; every flag is missing until it sends flags", slog.String("origin", u.Origin))
 	}
 	r.mu.Lock()
