@@ -39,7 +39,11 @@ func (h *ofrepHandler) evaluateOne(w http.ResponseWriter, r *http.Request, key s
 		v.in.count(key, &e)
 	}
 	if i < 0 || hidden {
-		writeOFREPError(w, http.StatusNotFound, ofrepFailure{key: key, code: "FLAG_NOT_FOUND", details: v.in.set.NotFound(key).Error()})
+		notFound := e.Err() // the set's NotFound(key) when i < 0
+		if hidden {
+			notFound = v.in.set.NotFound(key)
+		}
+		writeOFREPError(w, http.StatusNotFound, ofrepFailure{key: key, code: "FLAG_NOT_FOUND", details: notFound.Error()})
 		return
 	}
 	var f FlagEvaluation
