@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flagsnap/flagsnap/fractional"
 )
 
 // resolutionDoc has a flag for every row of the resolution table.
@@ -448,26 +450,42 @@ func TestRepeatedAttributes(t *testing.T) {
 	}
 }
 
-// A fractional without a bucketing expression buckets by the targeting
-// key as it does by a var of another attribute that holds it.
+// A fractional without a bucketing expression buckets by the flag key and
+// the targeting key: into the bucket fractional.HashDefault picks, and,
+// before v3 (which hashes the two as a CBOR array, not one string), as an
+// expression that joins the flag key to another attribute holding the key.
 func TestFractionalBucketsByTargetingKey(t *testing.T) {
-	doc := func(first string) string {
+	doc := func(by string) string {
 		return `{"flags": {"f": {"state": "ENABLED", "defaultVariant": "a",
-		  "variants": {"a": "a", "b": "b", "user-7": "user-7"},
-		  "targeting": {"fractional": [[{"var": "` + first + `"}], ["a", 50], ["b", 50]]}}}}`
+		  "variants": {"a": "a", "b": "b"},
+		  "targeting": {"fractional": [` + by + `["a", 50], ["b", 50]]}}}}`
 	}
-	shared, apart := mustLoad(t, doc("targetingKey")), mustLoad(t, doc("other"))
-	seen := map[string]bool{}
-	for i := range 400 {
-		key := "user-" + strconv.Itoa(i)
-		got := shared.ResolveString("f", "", map[string]any{"targetingKey": key})
-		want := apart.ResolveString("f", "", map[string]any{"targetingKey": key, "other": key})
-		if got.Value != want.Value || got.Variant != want.Variant || (got.Err == nil) != (want.Err == nil) {
-			t.Fatalf("%s: %+v, want %+v", key, got, want)
+	table, err := fractional.NewTable([]float64{50, 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []fractional.Version{fractional.V1, fractional.V2, fractional.V3} {
+		shared := mustLoad(t, doc(""), WithFractionalVersion(v))
+		apart := mustLoad(t, doc(`{"cat": [{"var": "$flagd.flagKey"}, {"var": "other"}]}, `), WithFractionalVersion(v))
+		seen := map[string]bool{}
+		for i := range 400 {
+			key := "user-" + strconv.Itoa(i)
+			got := shared.ResolveString("f", "", map[string]any{"targetingKey": key})
+			want := []string{"a", "b"}[table.Pick(v, fractional.HashDefault(v, "f", key))]
+			if got.Value != want || got.Variant != want || got.Err != nil {
+				t.Fatalf("%v %s: %+v, want %q", v, key, got, want)
+			}
+			if v != fractional.V3 {
+				// The targeting key is another's: only other buckets.
+				byExpr := apart.ResolveString("f", "", map[string]any{"targetingKey": "someone-else", "other": key})
+				if byExpr.Value != got.Value || byExpr.Variant != got.Variant || byExpr.Err != nil {
+					t.Fatalf("%v %s: by an expression %+v, by the targeting key %+v", v, key, byExpr, got)
+				}
+			}
+			seen[got.Variant] = true
 		}
-		seen[got.Variant] = true
-	}
-	if !seen["a"] || !seen["b"] {
-		t.Errorf("variants chosen: %v, want a and b", seen)
+		if !seen["a"] || !seen["b"] {
+			t.Errorf("%v: variants chosen: %v, want a and b", v, seen)
+		}
 	}
 }
