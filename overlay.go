@@ -63,13 +63,11 @@ func (p *Provider) newOverrides() ([]*overrideLayer, error) {
 	for _, o := range p.cfg.overrides {
 		src := o.src
 		if src == nil {
-			f, err := source.NewFile(source.FileConfig{
-				Path:         o.path,
-				PollInterval: p.cfg.OfflinePollInterval,
-				MaxSize:      int64(p.cfg.MaxMessageSize),
-				Optional:     true, // the run says the absence in its own words
-				Logger:       p.log,
-			})
+			// Watched as WithFile's file is; the run says its absence in
+			// its own words.
+			fc := p.fileConfig()
+			fc.Path, fc.Optional = o.path, true
+			f, err := source.NewFile(fc)
 			if err != nil {
 				return nil, fmt.Errorf("override file %s: %w", o.path, err)
 			}
