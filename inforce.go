@@ -90,15 +90,6 @@ func (p *Provider) flags() *evaluator.FlagSet {
 	return nil
 }
 
-// document is the document the flags in force were compiled from, nil
-// before the first.
-func (p *Provider) document() ([]byte, error) {
-	if in := p.snap.Load(); in != nil {
-		return in.doc.document()
-	}
-	return nil, nil
-}
-
 // putInForce makes set, compiled from the document k keeps and those of
 // its overrides, the flag set in force, counted from now on, and returns
 // the one it replaces. It is called under the run's lock.

@@ -585,7 +585,7 @@ func TestCachedFlagsAtInitGoStaleThenError(t *testing.T) {
 	if v := color(p); v != "red" {
 		t.Fatalf("cached flags not served: color %q", v)
 	}
-	if doc, _ := p.document(); string(doc) != flagsV1 {
+	if doc, _ := p.snap.Load().doc.document(); string(doc) != flagsV1 {
 		t.Errorf("the document in force is %q, not the cached one", doc)
 	}
 	if at := p.SourceStatus().AppliedAt; time.Since(at) > time.Minute {
@@ -603,7 +603,7 @@ func TestCachedFlagsAtInitGoStaleThenError(t *testing.T) {
 	}
 	src.sink(t).Update(update(flagsV2))
 	ev.recovered("color", "limit", "old")
-	if doc, _ := p.document(); string(doc) != flagsV2 {
+	if doc, _ := p.snap.Load().doc.document(); string(doc) != flagsV2 {
 		t.Errorf("the document in force is %q, not the source's", doc)
 	}
 }
