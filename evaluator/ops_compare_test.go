@@ -26,9 +26,13 @@ func TestDirectComparisonsAgree(t *testing.T) {
 				t.Fatalf("%s %s: %v %v", op, c, err1, err2)
 			}
 			// Were the compiler to fold the if away, both rules would take
-			// the direct path and agree whatever it does.
+			// the direct path and agree whatever it does; were it to stop
+			// marking the direct one, neither would take it.
 			if dn.args[0].op != opVar || gn.args[0].op == opVar {
 				t.Fatalf("%s %s: the rules no longer compile to a var and to something else", op, c)
+			}
+			if !dn.attrConst || gn.attrConst {
+				t.Fatalf("%s %s: attrConst is %v for the direct rule, %v for the general one", op, c, dn.attrConst, gn.attrConst)
 			}
 			for _, x := range values {
 				ctx := map[string]any{"x": x}
