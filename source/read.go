@@ -1,7 +1,6 @@
 package source
 
 import (
-	"errors"
 	"io"
 	"math"
 )
@@ -55,13 +54,14 @@ func ReadDocument(r io.Reader, size, limit int64) (doc []byte, over bool, err er
 
 // fill reads from r until p is full or r ends. Only io.EOF itself is the
 // end: io.ReadFull would also take for it the io.ErrUnexpectedEOF of a
-// gzip stream cut short, and deliver half a document.
+// gzip stream cut short, and deliver half a document. An error that
+// wraps io.EOF is a failure, as the io.Reader contract has it.
 func fill(r io.Reader, p []byte) (n int, end bool, err error) {
 	for n < len(p) {
 		m, err := r.Read(p[n:])
 		n += m
 		switch {
-		case errors.Is(err, io.EOF):
+		case err == io.EOF:
 			return n, true, nil
 		case err != nil:
 			return n, false, err

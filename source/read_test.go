@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"runtime"
@@ -76,6 +77,16 @@ func TestReadDocumentPassesOnAReadError(t *testing.T) {
 	boom := errors.New("boom")
 	r := io.MultiReader(strings.NewReader("partial"), iotest.ErrReader(boom))
 	if doc, over, err := ReadDocument(r, -1, 1<<20); !errors.Is(err, boom) || over || doc != nil {
+		t.Fatalf("ReadDocument = %q, %v, %v; want the reader's error", doc, over, err)
+	}
+}
+
+// A reader that fails with an error wrapping io.EOF has not ended: what
+// it read is half a document, not one.
+func TestReadDocumentWrappedEOFIsAnError(t *testing.T) {
+	cut := fmt.Errorf("x: %w", io.EOF)
+	r := io.MultiReader(strings.NewReader(`{"flags":`), iotest.ErrReader(cut))
+	if doc, over, err := ReadDocument(r, -1, 1<<20); !errors.Is(err, cut) || over || doc != nil {
 		t.Fatalf("ReadDocument = %q, %v, %v; want the reader's error", doc, over, err)
 	}
 }
