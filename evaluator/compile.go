@@ -282,25 +282,21 @@ type unresolvedRef struct {
 }
 
 // problem is what the part where the $ref stands answers.
-func (u unresolvedRef) problem() error {
-	if u.err == nil {
-		return errRefToNothing
-	}
-	return u.err
-}
+func (u unresolvedRef) problem() error { return u.err }
 
 // errUnresolved is constValue's answer for a constant holding an
 // unresolvedRef, which is not a problem of its own.
 var errUnresolved = errors.New("unresolved $ref")
 
 // firstUnresolved is the problem of the $ref in data that names nothing
-// and is written first (the one the loader reports first), or
-// errRefToNothing when none says where it is.
+// and is written first (the one the loader reports first). earliestRef
+// walks every container plainJSON does, so the fallback, which has no
+// place to give, is only there should they ever part.
 func firstUnresolved(raw any) error {
 	if first := earliestRef(raw, nil); first != nil {
 		return first
 	}
-	return errRefToNothing
+	return ErrUnresolvedRef
 }
 
 // earliestRef is firstUnresolved's walk; first is the problem found so far.
@@ -314,6 +310,8 @@ func earliestRef(raw any, first *CompileError) *CompileError {
 		for _, v := range t {
 			first = earliestRef(v, first)
 		}
+	case *op1:
+		first = earliestRef(t.val, first)
 	case []any:
 		for _, v := range t {
 			first = earliestRef(v, first)
@@ -321,12 +319,6 @@ func earliestRef(raw any, first *CompileError) *CompileError {
 	}
 	return first
 }
-
-// errRefToNothing is what the part of a rule where a $ref could not be
-// substituted answers when it is reached and the $ref's own problem is not
-// at hand (within a constant); the loader reports the $ref itself, at its
-// place.
-var errRefToNothing = errors.New("a $ref names no entry of $evaluators")
 
 // CompileError says why a part of a targeting rule cannot be used.
 type CompileError struct {

@@ -96,12 +96,18 @@ func TestBrokenPartReached(t *testing.T) {
 		{"$ref in data",
 			`{` + evaluators + `, "flags": {` + flag("f", `{"in": ["a", [1, {"$ref": "nope"}]], "k": 1}`) + `}}`, "f",
 			`flag "f": /flags/f/targeting/in/1/1/$ref: $ref "nope" names no entry of $evaluators`},
+		{"$ref in data, within an object of one member",
+			`{` + evaluators + `, "flags": {` + flag("f", `{"if": [{"in": ["a", [{"a": 1, "b": {"x": {"$ref": "nope"}}}]]}, "a", "b"]}`) + `}}`, "f",
+			`flag "f": /flags/f/targeting/if/0/in/1/0/b/x/$ref: $ref "nope" names no entry of $evaluators`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			set := mustLoad(t, tt.doc)
 			r := set.ResolveString(tt.key, "d", nil)
 			if r.Err == nil || r.Err.Code != CodeParseError || r.Err.Error() != tt.want {
 				t.Fatalf("got  %v\nwant %s", r.Err, tt.want)
+			}
+			if ref := strings.Contains(tt.want, "names no entry"); errors.Is(r.Err, ErrUnresolvedRef) != ref {
+				t.Errorf("errors.Is(%v, ErrUnresolvedRef) = %v", r.Err, !ref)
 			}
 			p := set.Problems()[0]
 			if got := `flag "` + tt.key + `": ` + p.Err.Error(); !p.WhenReached || got != tt.want {
