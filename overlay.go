@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"slices"
 	"time"
 
@@ -220,13 +221,8 @@ const maxShadowLines = 20
 // starts or stops shadowing, so that an override left in place after an
 // incident shows in the logs. Under r.mu.
 func (r *run) noteShadows(set *evaluator.FlagSet) {
-	now := map[string]string{}
-	names := set.Layers()
-	for key, layer := range set.Overridden() {
-		if r.main.Index(key) >= 0 {
-			now[key] = names[layer]
-		}
-	}
+	now := overriddenBy(set)
+	maps.DeleteFunc(now, func(key, _ string) bool { return r.main.Index(key) < 0 })
 	var started, stopped []string
 	for key := range now {
 		if r.shadowed[key] != now[key] {
@@ -274,7 +270,7 @@ type LayerStatus struct {
 
 // overrideStatus reports the overrides of the run, and which flag keys
 // each answers for.
-func (p *Provider) overrideStatus() (layers []LayerStatus, overridden map[string]string) {
+func (p *Provider) overrideStatus(set *evaluator.FlagSet) (layers []LayerStatus, overridden map[string]string) {
 	r := p.currentRun()
 	if r == nil {
 		return nil, nil
@@ -288,14 +284,22 @@ func (p *Provider) overrideStatus() (layers []LayerStatus, overridden map[string
 		layers = append(layers, st)
 	}
 	r.mu.Unlock()
-	if set := p.flags(); set != nil {
-		names := set.Layers()
-		for key, layer := range set.Overridden() {
-			if overridden == nil {
-				overridden = map[string]string{}
-			}
-			overridden[key] = names[layer]
-		}
+	if set != nil {
+		overridden = overriddenBy(set)
 	}
 	return layers, overridden
+}
+
+// overriddenBy is the keys of set that an override defines, each with the
+// name of that override; nil when there are none.
+func overriddenBy(set *evaluator.FlagSet) map[string]string {
+	var out map[string]string
+	names := set.Layers()
+	for key, layer := range set.Overridden() {
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[key] = names[layer]
+	}
+	return out
 }

@@ -142,13 +142,15 @@ func (s *sourceStats) failed(err error, rejected bool) {
 // called from any goroutine.
 func (p *Provider) SourceStatus() SourceStatus {
 	st := SourceStatus{Source: p.origin.name, State: p.sourceState()}
-	st.Overrides, st.Overridden = p.overrideStatus()
+	// One set for everything said of the flags in force.
+	set := p.flags()
+	st.Overrides, st.Overridden = p.overrideStatus(set)
 	if p.origin.kind == originServer {
 		// Only a sync server reads a selector; one set by a variable
 		// for another source filters nothing, and is not shown.
 		st.Selector = p.cfg.Selector
 	}
-	if set := p.flags(); set != nil {
+	if set != nil {
 		st.Flags = set.Len()
 		st.BrokenFlags, st.PartlyBrokenFlags = set.BrokenFlags()
 		st.AppliedAt = time.Unix(0, p.loadedAt.Load())
