@@ -213,11 +213,17 @@ func TestSetSources(t *testing.T) {
 	recv(t, all)
 	waitStreams(t, s, 1)
 
+	// The version counts changes: one SetSource a source would count two,
+	// however the stream's messages were merged.
+	v := s.Version()
 	if err := s.SetSources(map[string][]byte{
 		"C.yaml": []byte("flags: {c-plain: {state: ENABLED, variants: {x: 1}, defaultVariant: x}}"),
 		"D.json": []byte(`{"flags": {"d-new": {"state": "ENABLED", "variants": {"d": "d"}, "defaultVariant": "d"}}}`),
 	}); err != nil {
 		t.Fatal(err)
+	}
+	if got := s.Version(); got != v+1 {
+		t.Errorf("version %d after SetSources of two sources from %d, want one change", got, v)
 	}
 	both := fetch(t, c, "")
 	if !strings.Contains(both, "c-plain=x") || !strings.Contains(both, "d-new=d") {
@@ -231,7 +237,7 @@ func TestSetSources(t *testing.T) {
 	}
 	recvAnswer(t, all, strings.Replace(both, " d-new=d", "", 1))
 
-	before := fetch(t, c, "")
+	before, v := fetch(t, c, ""), s.Version()
 	err := s.SetSources(map[string][]byte{
 		"C.yaml": []byte("flags: {c-plain: {state: ENABLED, variants: {y: 2}, defaultVariant: y}}"),
 		"D.json": []byte(`{"flags": 1}`),
@@ -241,6 +247,9 @@ func TestSetSources(t *testing.T) {
 	}
 	if after := fetch(t, c, ""); after != before {
 		t.Errorf("a refused SetSources changed the flags: %s, was %s", after, before)
+	}
+	if got := s.Version(); got != v {
+		t.Errorf("version %d after a refused SetSources, was %d", got, v)
 	}
 }
 
