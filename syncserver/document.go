@@ -12,10 +12,11 @@ func (s *Server) Document(selector string) (doc string, version uint64, err erro
 	return doc, s.version.Load(), err
 }
 
-// Version counts the changes of what the server serves: it grows with each
-// SetFlags, SetSelectorFlags, SetSource and SetStatus. Reading it takes no
-// lock, so that a caller keeping documents can tell cheaply whether they
-// are still current.
+// Version counts the changes of what the server serves: it grows by one
+// with each SetFlags, SetSelectorFlags, SetSource, SetSources (however
+// many sources it replaces) and SetStatus. Reading it takes no lock, so
+// that a caller keeping documents can tell cheaply whether they are still
+// current.
 func (s *Server) Version() uint64 {
 	return s.version.Load()
 }

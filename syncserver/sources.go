@@ -87,7 +87,7 @@ func (s *Server) SetSources(docs map[string][]byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.store == nil {
-		return errors.New("syncserver: SetSource on a server built without WithSource")
+		return errors.New("syncserver: no sources to set: the server was built without WithSource")
 	}
 	for i, name := range names {
 		s.store.setSource(name, nil, flags[i])
