@@ -11,19 +11,22 @@ import (
 
 // A flag file over FileConfig.MaxSize is refused as the other sources
 // refuse a document over their bound, the flags in force staying, and
-// one back under it is delivered.
+// one back under it is delivered. The refusal names the file by its path
+// as configured, relative here, not by the absolute path that is read.
 func TestFileOverTheBoundIsRefused(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "flags.json")
+	dir := t.TempDir()
+	t.Chdir(dir)
+	path := filepath.Join(dir, "flags.json")
 	writeFile(t, path, v1)
-	h := start(t, FileConfig{Path: path, MaxSize: 1024}, nil)
+	h := start(t, FileConfig{Path: "flags.json", MaxSize: 1024}, nil)
 	h.rec.waitUpdate(t, v1)
 
 	large := v2 + strings.Repeat(" ", 4096)
 	writeFile(t, path, large)
 	err := h.rec.waitLost(t)
 	var tl *MessageTooLargeError
-	if !errors.As(err, &tl) || tl.Target != path || tl.Size != len(large) || tl.Limit != 1024 || tl.Setting != "FileConfig.MaxSize" {
-		t.Fatalf("lost: %#v, want a *MessageTooLargeError of %d bytes over 1024 naming FileConfig.MaxSize and the path", err, len(large))
+	if !errors.As(err, &tl) || tl.Target != "flags.json" || tl.Size != len(large) || tl.Limit != 1024 || tl.Setting != "FileConfig.MaxSize" {
+		t.Fatalf("lost: %#v, want a *MessageTooLargeError of %d bytes over 1024 naming FileConfig.MaxSize and the path as configured", err, len(large))
 	}
 	if got := updates(h.rec.snapshot()); len(got) != 1 {
 		t.Fatalf("updates %q, want only the first document", got)
@@ -43,11 +46,11 @@ func TestReadRegularRefusesALargeFileUnread(t *testing.T) {
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	doc, err := readRegular(path, testBound)
+	doc, err := readRegular(path, "flags.json", testBound)
 	runtime.ReadMemStats(&after)
 	var tl *MessageTooLargeError
-	if !errors.As(err, &tl) || tl.Size != oversize || tl.Limit != testBound || doc != nil {
-		t.Fatalf("readRegular = %d bytes, %v; want a *MessageTooLargeError of %d bytes over %d", len(doc), err, oversize, testBound)
+	if !errors.As(err, &tl) || tl.Target != "flags.json" || tl.Size != oversize || tl.Limit != testBound || doc != nil {
+		t.Fatalf("readRegular = %d bytes, %v; want a *MessageTooLargeError of %d bytes over %d naming flags.json", len(doc), err, oversize, testBound)
 	}
 	checkRefusalMemory(t, after.TotalAlloc-before.TotalAlloc, false)
 }

@@ -191,7 +191,7 @@ func NewFile(cfg FileConfig) (*File, error) {
 		log:        cfg.Logger,
 		optional:   cfg.Optional,
 		seed:       maphash.MakeSeed(),
-		readFile:   func(path string) ([]byte, error) { return readRegular(path, maxSize) },
+		readFile:   func(path string) ([]byte, error) { return readRegular(path, cfg.Path, maxSize) },
 		newWatcher: fsnotify.NewWatcher,
 	}, nil
 }
@@ -472,14 +472,12 @@ func (r *runner) settle(ctx context.Context, prev []byte) ([]byte, error) {
 }
 
 // loss is what a failed read is reported as: a file over the bound as
-// the *MessageTooLargeError that a sink tells from a loss, named by the
-// path as configured; any other failure as a fileError.
+// the *MessageTooLargeError that a sink tells from a loss, as the read
+// made it; any other failure as a fileError.
 func (r *runner) loss(err error) error {
 	var tooLarge *MessageTooLargeError
 	if errors.As(err, &tooLarge) {
-		named := *tooLarge
-		named.Target = r.f.path
-		return &named
+		return err
 	}
 	return newFileError(r.f.path, err)
 }
@@ -534,8 +532,9 @@ func (r *runner) deliver(data []byte) {
 // readRegular reads path, refusing what is not a regular file, and a file
 // over limit bytes having read no more than that: one that is larger
 // when it is opened is refused unread, and one that grows while it is
-// read stops being read one byte past the bound.
-func readRegular(path string, limit int64) ([]byte, error) {
+// read stops being read one byte past the bound. The refusal names the
+// file shown, the path as configured, which is what the user knows it by.
+func readRegular(path, shown string, limit int64) ([]byte, error) {
 	// Stat before opening: opening a FIFO would block.
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -548,7 +547,7 @@ func readRegular(path string, limit int64) ([]byte, error) {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: errNotRegular}
 	}
 	if fi.Size() > limit {
-		return nil, fileTooLarge(path, fi.Size(), limit)
+		return nil, fileTooLarge(shown, fi.Size(), limit)
 	}
 	fh, err := os.Open(path)
 	if err != nil {
@@ -560,13 +559,13 @@ func readRegular(path string, limit int64) ([]byte, error) {
 	// over.
 	data, over, err := ReadDocument(fh, fi.Size(), limit)
 	if over {
-		return nil, fileTooLarge(path, -1, limit)
+		return nil, fileTooLarge(shown, -1, limit)
 	}
 	return data, err
 }
 
-func fileTooLarge(path string, size, limit int64) error {
-	return &MessageTooLargeError{Target: path, Size: int(size), Limit: int(limit), Setting: "FileConfig.MaxSize"}
+func fileTooLarge(shown string, size, limit int64) error {
+	return &MessageTooLargeError{Target: shown, Size: int(size), Limit: int(limit), Setting: "FileConfig.MaxSize"}
 }
 
 // linkNames returns the entries of dir that dir/base resolves through: base

@@ -683,7 +683,7 @@ func TestReadRegularRefusesFIFO(t *testing.T) {
 	if err := mkfifo(path); err != nil {
 		t.Skipf("cannot make a FIFO: %v", err)
 	}
-	if _, err := readRegular(path, 1<<20); !errors.Is(err, errNotRegular) {
+	if _, err := readRegular(path, path, 1<<20); !errors.Is(err, errNotRegular) {
 		t.Errorf("readRegular(FIFO) = %v, want %v", err, errNotRegular)
 	}
 }
