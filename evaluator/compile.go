@@ -141,9 +141,9 @@ type node struct {
 	args    []*node
 	argExpr *node
 	v       *varSpec
-	// x is what the operator works out at load: set for every node of in,
-	// sem_ver, missing, missing_some, fractional and opBroken; nil for the
-	// others.
+	// x is what the operator works out at load: set for every opBroken
+	// node, and for a node of in, sem_ver, missing, missing_some or
+	// fractional when the operator worked something out; nil otherwise.
 	x *nodeExtra
 }
 

@@ -222,21 +222,30 @@ func (c *compiler) checkArgs(n *node, at *loc) {
 }
 
 // precompute prepares at load what operation n would otherwise work out
-// on every evaluation.
+// on every evaluation. A node gets a nodeExtra only when there is something
+// to hold: an empty one would cost an allocation per node for nothing.
 func (c *compiler) precompute(n *node, at *loc) {
 	switch n.op {
 	case opIn:
-		n.x = &nodeExtra{in: precomputeIn(n)}
+		if in := precomputeIn(n); in != nil {
+			n.x = &nodeExtra{in: in}
+		}
 	case opSemVer:
-		n.x = &nodeExtra{semver: precomputeSemVer(n)}
+		if pre := precomputeSemVer(n); pre != nil {
+			n.x = &nodeExtra{semver: pre}
+		}
 	case opMissing, opMissingSome:
-		n.x = &nodeExtra{names: precomputeNames(n)}
+		if names := precomputeNames(n); names != nil {
+			n.x = &nodeExtra{names: names}
+		}
 	case opFractional:
 		spec, err := precomputeFractional(n, at)
 		if err != nil {
 			c.fail(err)
 		}
-		n.x = &nodeExtra{fraction: spec}
+		if spec != nil {
+			n.x = &nodeExtra{fraction: spec}
+		}
 	}
 }
 
@@ -257,7 +266,7 @@ func exactText(n *node) bool {
 	switch {
 	case (n.op == opEq || n.op == opNe) && c.k == kStr:
 		return !strings.Contains(c.str(), replacement)
-	case n.op == opIn && n.x.in != nil:
+	case n.op == opIn && n.x != nil && n.x.in != nil:
 		for _, el := range n.x.in.list {
 			if strings.Contains(el, replacement) {
 				return false

@@ -39,6 +39,36 @@ func TestNodeSize(t *testing.T) {
 	}
 }
 
+// A node has a nodeExtra only when its operator worked something out at
+// load: an empty one would be an allocation per node for nothing.
+func TestNodeExtraOnlyWithContent(t *testing.T) {
+	for _, c := range []struct {
+		rule string
+		want bool
+	}{
+		{`{"in": [{"var": "x"}, ["a", "b"]]}`, true},
+		{`{"in": [{"var": "x"}, {"var": "y"}]}`, false},
+		{`{"in": [{"var": "x"}, ["a", 1]]}`, false},
+		{`{"sem_ver": [{"var": "v"}, ">=", "1.2.3"]}`, true},
+		{`{"sem_ver": [{"var": "v"}, {"var": "op"}, {"var": "w"}]}`, false},
+		{`{"sem_ver": {"var": "args"}}`, false},
+		{`{"missing": ["a", "b"]}`, true},
+		{`{"missing": {"var": "names"}}`, false},
+		{`{"missing_some": [1, ["a", "b"]]}`, true},
+		{`{"missing_some": [1, {"var": "names"}]}`, false},
+		{`{"fractional": [["a", 1], ["b", 1]]}`, true},
+		{`{"fractional": [["a", {"var": "w"}], ["b", 1]]}`, false},
+	} {
+		n, err := compileRule(decodeRule(t, c.rule))
+		if err != nil {
+			t.Fatalf("%s: %v", c.rule, err)
+		}
+		if got := n.x != nil; got != c.want {
+			t.Errorf("%s: has a nodeExtra: %v, want %v", c.rule, got, c.want)
+		}
+	}
+}
+
 // constNodes lists the constant nodes of a flag's rule whose text is s.
 func constNodes(set *FlagSet, key, s string) []*node {
 	var out []*node

@@ -20,11 +20,11 @@ func TestFractionalComputedVariantsMatchTheGeneralForm(t *testing.T) {
 	for _, v := range []fractional.Version{fractional.V1, fractional.V2, fractional.V3} {
 		for _, r := range computedVariantRules {
 			prepared := mustLoad(t, computedVariantDoc(r.prepared), WithFractionalVersion(v))
-			if prepared.flag("f").rule.x.fraction == nil {
+			if x := prepared.flag("f").rule.x; x == nil || x.fraction == nil {
 				t.Fatalf("%s: the rule was not prepared at load", r.name)
 			}
 			general := mustLoad(t, computedVariantDoc(r.general), WithFractionalVersion(v))
-			if general.flag("f").rule.x.fraction != nil {
+			if x := general.flag("f").rule.x; x != nil && x.fraction != nil {
 				t.Fatalf("%s: the comparison rule should take the general path", r.name)
 			}
 			seen := map[string]bool{}

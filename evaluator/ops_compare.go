@@ -87,7 +87,7 @@ func attrAgainstConst(n *node, attr any) (v value, ok bool) {
 		if !validText(t) {
 			break
 		}
-		if n.op == opIn && n.x.in != nil {
+		if n.op == opIn && n.x != nil && n.x.in != nil {
 			return boolVal(n.x.in.has(t)), true
 		}
 		if c.k == kStr {

@@ -79,11 +79,18 @@ func precomputeSemVer(n *node) *semverArgs {
 		s.constRight = true
 		s.right, s.rightOK = versionOf(a.lit)
 	}
+	if !s.constOp && !s.constLeft && !s.constRight {
+		return nil // nothing to keep: semverOf reads nil as all computed
+	}
 	return s
 }
 
 func (e *evalState) semver(n *node) value {
-	if pre := n.x.semver; pre != nil && pre.constOp && pre.constRight && !pre.constLeft {
+	var pre *semverArgs
+	if n.x != nil {
+		pre = n.x.semver
+	}
+	if pre != nil && pre.constOp && pre.constRight && !pre.constLeft {
 		// The usual shape, a context attribute against a constant
 		// version, read straight from the context's own string.
 		if a := n.args[0]; a.op == opVar && a.v.plain && a.v.single && e.atRoot() {
@@ -99,12 +106,12 @@ func (e *evalState) semver(n *node) value {
 	}
 	if n.argc() == 3 {
 		vals := [3]value{e.operand(n.args[0]), e.operand(n.args[1]), e.operand(n.args[2])}
-		return semverOf(vals[:], true, n.x.semver)
+		return semverOf(vals[:], true, pre)
 	}
 	var args operands
 	e.evalOperands(n, &args)
 	list, isList := args.list(), args.isList
-	return semverOf(list, isList, n.x.semver)
+	return semverOf(list, isList, pre)
 }
 
 // semverOf is sem_ver over [version, operator, version].
@@ -244,8 +251,8 @@ func precomputeFractional(n *node, at *loc) (*fracSpec, error) {
 }
 
 func (e *evalState) fractional(n *node) value {
-	spec := n.x.fraction
-	if spec != nil {
+	if n.x != nil && n.x.fraction != nil {
+		spec := n.x.fraction
 		var by value
 		if spec.by != nil {
 			by = e.evaluate(spec.by)

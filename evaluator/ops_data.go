@@ -5,8 +5,8 @@ import "maps"
 // absent reports whether name, the i-th name of missing or missing_some,
 // is null or absent in the current data: var with an evaluated argument.
 func (e *evalState) absent(n *node, i int, name value) bool {
-	if names := n.x.names; names != nil {
-		return e.applyVar(&names[i], e.cur).k == kNull
+	if n.x != nil && n.x.names != nil {
+		return e.applyVar(&n.x.names[i], e.cur).k == kNull
 	}
 	v, ok := e.getVar(name, e.cur)
 	if !ok {

@@ -138,7 +138,8 @@ func (e *evalState) in(n *node) value {
 }
 
 func (e *evalState) inOf(n *node, a, b value) value {
-	if in := n.x.in; in != nil {
+	if n.x != nil && n.x.in != nil {
+		in := n.x.in
 		switch a.k {
 		case kStr:
 			return boolVal(in.has(a.str()))

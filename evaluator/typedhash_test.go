@@ -19,7 +19,7 @@ func bucketInput(t *testing.T, v fractional.Version, expr string, ctx map[string
 	if err != nil {
 		t.Fatalf("%s: %v", expr, err)
 	}
-	if n.x.fraction == nil || n.x.fraction.by == nil {
+	if n.x == nil || n.x.fraction == nil || n.x.fraction.by == nil {
 		t.Fatalf("%s: compiled without a bucketing expression", expr)
 	}
 	e := evalState{fs: ruleSet(v), f: &flag{key: "test-flag", keyRef: "test-flag"}, ctx: ctx, cur: value{k: kRoot}}
