@@ -359,7 +359,7 @@ func (c *cmd) watchFiles(ctx context.Context, lay *layering, files []servedFile,
 			wg.Wait()
 			return c.fail(exitBadInput, "%v", err)
 		}
-		watch(f.path, src, &pusher{lay: lay, i: i, follower: follower, path: f.path, out: out, last: f.doc})
+		watch(f.path, src, &pusher{lay: lay, i: i, follower: follower, path: f.path, out: out})
 	}
 	for j, o := range lay.overrides {
 		src, err := source.NewFile(source.FileConfig{Path: o.path})
@@ -442,13 +442,12 @@ type pusher struct {
 	follower *flagFollower // nil without --http
 	path     string
 	out      io.Writer
-	last     []byte
 }
 
 func (p *pusher) Update(u source.Update) error {
 	// The first read is what the server already serves, unless the file
 	// changed while serve was starting.
-	if bytes.Equal(u.Flags, p.last) {
+	if bytes.Equal(u.Flags, p.lay.fileDoc(p.i)) {
 		return nil
 	}
 	set, err := evaluator.Load(u.Flags)
@@ -459,7 +458,6 @@ func (p *pusher) Update(u source.Update) error {
 		fmt.Fprintf(p.out, "%s: not sent: %v\n", p.path, err)
 		return err
 	}
-	p.last = u.Flags
 	p.follower.refresh()
 	return nil
 }

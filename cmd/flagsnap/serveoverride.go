@@ -58,7 +58,7 @@ func newLayering(files []servedFile, paths []string, out io.Writer, log *slog.Lo
 			return nil, err
 		}
 		if o.doc == nil {
-			log.Info("override file absent: serving without it until it exists", "override", path)
+			log.Info(overrideAbsent, "override", path)
 		}
 		l.overrides = append(l.overrides, o)
 	}
@@ -75,11 +75,29 @@ func newLayering(files []servedFile, paths []string, out io.Writer, log *slog.Lo
 	return l, nil
 }
 
-// newOverrideWatcher is the sink of the j-th override's file, which knows
-// what serve started with.
+// overrideAbsent is logged when an override file is found not to exist:
+// when serve starts, and when it is deleted.
+const overrideAbsent = "override file absent: serving without it until it exists"
+
+// newOverrideWatcher is the sink of the j-th override's file.
 func (l *layering) newOverrideWatcher(j int, follower *flagFollower) *overrideWatcher {
-	o := l.overrides[j]
-	return &overrideWatcher{lay: l, j: j, path: o.path, follower: follower, last: o.doc}
+	return &overrideWatcher{lay: l, j: j, follower: follower}
+}
+
+// override is the j-th override's state in force: its path, and the
+// document last put in force, nil while its file is known not to exist.
+func (l *layering) override(j int) overrideDoc {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.overrides[j]
+}
+
+// fileDoc is the i-th file's document in force: the last good one, as
+// setFile puts back the one before when sending fails.
+func (l *layering) fileDoc(i int) []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.files[i].doc
 }
 
 // served is the files with what is sent for each, for the server to start
@@ -192,30 +210,29 @@ func (l *layering) layered(f *layeredFile) (doc []byte, flags int, err error) {
 	return doc, flags, err
 }
 
-// overrideWatcher follows one override file. The file source calls it
-// from one goroutine, so it needs no lock of its own.
+// overrideWatcher follows the j-th override file. The file source calls
+// it from one goroutine, and only it changes that override, so what it
+// reads of it from lay stays true until it changes it.
 type overrideWatcher struct {
 	lay      *layering
 	j        int
-	path     string
 	follower *flagFollower // nil without --http
-	last     []byte        // the document last put in force; nil while the file is known not to exist
 }
 
 // Update layers the override's new document, or refuses it whole and
 // keeps the last good one, as WithOverrideFile does.
 func (w *overrideWatcher) Update(u source.Update) error {
-	if w.last != nil && string(u.Flags) == string(w.last) {
+	last := w.lay.override(w.j)
+	if last.doc != nil && string(u.Flags) == string(last.doc) {
 		return nil // the first read is what serve started with
 	}
 	flags, err := overrideFlags(u.Flags)
 	if err != nil {
-		w.lay.log.Error("override refused; its last good flags stay", "override", w.path, "error", err)
-		return refused(w.path, err)
+		w.lay.log.Error("override refused; its last good flags stay", "override", last.path, "error", err)
+		return refused(last.path, err)
 	}
-	w.last = u.Flags
-	w.lay.log.Info("override loaded", "override", w.path, "flags", len(flags))
-	w.lay.setOverride(w.j, overrideDoc{path: w.path, doc: u.Flags, flags: flags})
+	w.lay.log.Info("override loaded", "override", last.path, "flags", len(flags))
+	w.lay.setOverride(w.j, overrideDoc{path: last.path, doc: u.Flags, flags: flags})
 	w.follower.refresh()
 	return nil
 }
@@ -223,19 +240,19 @@ func (w *overrideWatcher) Update(u source.Update) error {
 // Lost withdraws the override when its file no longer exists, logging
 // that once; any other failure keeps its last good flags.
 func (w *overrideWatcher) Lost(err error) {
+	last := w.lay.override(w.j)
 	if !errors.Is(err, fs.ErrNotExist) {
-		w.lay.log.Error("override unreadable; its last good flags stay", "override", w.path, "error", err)
+		w.lay.log.Error("override unreadable; its last good flags stay", "override", last.path, "error", err)
 		return
 	}
-	if w.last == nil {
+	if last.doc == nil {
 		return
 	}
-	w.last = nil
-	w.lay.log.Info("override file absent: serving without it until it exists", "override", w.path)
-	w.lay.setOverride(w.j, overrideDoc{path: w.path})
+	w.lay.log.Info(overrideAbsent, "override", last.path)
+	w.lay.setOverride(w.j, overrideDoc{path: last.path})
 	w.follower.refresh()
 }
 
 func (w *overrideWatcher) Fatal(err error) {
-	w.lay.log.Error("override no longer followed; its last good flags stay", "override", w.path, "error", err)
+	w.lay.log.Error("override no longer followed; its last good flags stay", "override", w.lay.override(w.j).path, "error", err)
 }
