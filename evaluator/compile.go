@@ -129,8 +129,10 @@ type node struct {
 	op     opcode
 	nameID uint8 // the operator as written: opNames[nameID]
 	list   bool
-	// attrConst: a binary operator (==, !=, <, <=, >, >=, in) between a
-	// context attribute (a var of one segment) and a constant. exact: and
+	// attrConst: a context attribute (a var of one segment) against
+	// constants: a binary operator (==, !=, <, <=, >, >=, in), starts_with
+	// or ends_with with a constant string, or sem_ver with a constant
+	// operator and right-hand version. exact: of a binary operator, and
 	// comparing a string attribute's bytes with the constant decides,
 	// because the operator is ==, != or in an array of strings, and no
 	// constant holds U+FFFD, which is what a string that is not valid UTF-8

@@ -185,15 +185,37 @@ func (c *compiler) compileOp(name string, raw any, at *loc) (*node, error) {
 	if nn, err := c.finish(n, mark); err != nil || nn != n {
 		return nn, err
 	}
-	switch op {
+	markAttrConst(n)
+	return n, nil
+}
+
+// markAttrConst sets n.attrConst when n has the usual shape of a rule, a
+// context attribute against constants, so that an evaluation tests the one
+// flag rather than the shape of the operands each time.
+func markAttrConst(n *node) {
+	if !n.list || len(n.args) == 0 || !isAttr(n.args[0]) {
+		return
+	}
+	switch n.op {
 	case opEq, opNe, opLt, opLe, opGt, opGe, opIn:
-		if n.argc() == 2 && n.args[1].isConst() && n.args[0].op == opVar && n.args[0].v.single {
+		if len(n.args) == 2 && n.args[1].isConst() {
 			n.attrConst = true
 			n.exact = exactText(n)
 		}
+	case opStartsWith, opEndsWith:
+		n.attrConst = len(n.args) == 2 && n.args[1].isConst() && n.args[1].lit.k == kStr
+	case opSemVer:
+		// A left operand that is an attribute is not a constant one.
+		if n.x != nil {
+			pre := n.x.semver
+			n.attrConst = pre.constOp && pre.constRight
+		}
 	}
-	return n, nil
 }
+
+// isAttr reports whether n is a var of one segment: a context attribute,
+// when evaluated at the root.
+func isAttr(n *node) bool { return n.op == opVar && n.v.single }
 
 // checkArgs reports the arguments that operation n cannot take.
 func (c *compiler) checkArgs(n *node, at *loc) {

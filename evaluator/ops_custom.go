@@ -14,14 +14,15 @@ import (
 
 func (e *evalState) affix(n *node) value {
 	if n.argc() == 2 {
-		// The usual shape, a context attribute and a constant affix, read
-		// straight from the context's own string.
-		if a, b := n.args[0], n.args[1]; b.op == opConst && b.lit.k == kStr && a.op == opVar && a.v.plain && a.v.single && e.atRoot() {
-			if s, ok := e.attr(a.v.path.first).(string); ok && validText(s) {
+		// The usual shape, a context attribute and a constant affix
+		// (node.attrConst), read straight from the context's own string.
+		if n.attrConst && e.atRoot() {
+			if s, ok := e.attr(n.args[0].v.path.first).(string); ok && validText(s) {
+				affix := n.args[1].lit.str()
 				if n.op == opStartsWith {
-					return boolVal(strings.HasPrefix(s, b.lit.str()))
+					return boolVal(strings.HasPrefix(s, affix))
 				}
-				return boolVal(strings.HasSuffix(s, b.lit.str()))
+				return boolVal(strings.HasSuffix(s, affix))
 			}
 		}
 		a, b := e.operand(n.args[0]), e.operand(n.args[1])
@@ -86,23 +87,23 @@ func precomputeSemVer(n *node) *semverArgs {
 }
 
 func (e *evalState) semver(n *node) value {
+	if n.attrConst && e.atRoot() {
+		// The usual shape, a context attribute against a constant
+		// version (node.attrConst), read straight from the context's own
+		// string.
+		if s, ok := e.attr(n.args[0].v.path.first).(string); ok && validText(s) {
+			pre := n.x.semver
+			var left semver.Version
+			lok := semver.ParseInto(s, &left)
+			if pre.op == semver.Invalid || !lok || !pre.rightOK {
+				return null
+			}
+			return boolVal(pre.op.Holds(&left, &pre.right))
+		}
+	}
 	var pre *semverArgs
 	if n.x != nil {
 		pre = n.x.semver
-	}
-	if pre != nil && pre.constOp && pre.constRight && !pre.constLeft {
-		// The usual shape, a context attribute against a constant
-		// version, read straight from the context's own string.
-		if a := n.args[0]; a.op == opVar && a.v.plain && a.v.single && e.atRoot() {
-			if s, ok := e.attr(a.v.path.first).(string); ok && validText(s) {
-				var left semver.Version
-				lok := semver.ParseInto(s, &left)
-				if pre.op == semver.Invalid || !lok || !pre.rightOK {
-					return null
-				}
-				return boolVal(pre.op.Holds(&left, &pre.right))
-			}
-		}
 	}
 	if n.argc() == 3 {
 		vals := [3]value{e.operand(n.args[0]), e.operand(n.args[1]), e.operand(n.args[2])}

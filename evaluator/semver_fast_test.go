@@ -17,6 +17,7 @@ func TestSemVerDirectAttributeMatchesTheGeneralPath(t *testing.T) {
 		  "targeting": {"if": [{"sem_ver": [{"var": "v"}, %q, "1.2.3"]}, "on", "off"]}}}}`, op))
 		general := mustLoad(t, fmt.Sprintf(`{"flags": {"f": {"state": "ENABLED", "variants": {"on": "on", "off": "off"}, "defaultVariant": "off",
 		  "targeting": {"if": [{"sem_ver": [{"if": [true, {"var": "v"}]}, %q, "1.2.3"]}, "on", "off"]}}}}`, op))
+		checkDirectPath(t, "sem_ver "+op, direct, general)
 		for _, v := range versions {
 			ctx := map[string]any{"v": v}
 			if v == nil {
@@ -41,6 +42,7 @@ func TestAffixDirectAttributeMatchesTheGeneralPath(t *testing.T) {
 			  "targeting": {"if": [{%q: [{"var": "email"}, %q]}, "on", "off"]}}}}`, op, affix))
 			general := mustLoad(t, fmt.Sprintf(`{"flags": {"f": {"state": "ENABLED", "variants": {"on": "on", "off": "off"}, "defaultVariant": "off",
 			  "targeting": {"if": [{%q: [{"if": [true, {"var": "email"}]}, %q]}, "on", "off"]}}}}`, op, affix))
+			checkDirectPath(t, op+" "+affix, direct, general)
 			for _, v := range values {
 				ctx := map[string]any{"email": v}
 				if v == nil {
@@ -52,5 +54,17 @@ func TestAffixDirectAttributeMatchesTheGeneralPath(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// checkDirectPath fails the test unless the condition of flag f's rule,
+// {"if": [condition, …]}, takes the direct path (node.attrConst) in direct
+// and not in general: were both to take the same path, they would agree
+// whatever it does.
+func checkDirectPath(t *testing.T, what string, direct, general *FlagSet) {
+	t.Helper()
+	dn, gn := direct.flag("f").rule.args[0], general.flag("f").rule.args[0]
+	if !dn.attrConst || gn.attrConst {
+		t.Fatalf("%s: attrConst is %v for the direct rule, %v for the general one", what, dn.attrConst, gn.attrConst)
 	}
 }
