@@ -136,8 +136,8 @@ func (c contextValues) Set(s string) error {
 // given.
 type servedFile struct {
 	path string
-	doc  []byte             // as read when serve started
-	set  *evaluator.FlagSet // its flags
+	doc  []byte             // as read when serve started; in a layering, the last good document
+	set  *evaluator.FlagSet // doc's flags
 }
 
 // sourceNames are the other ways a source selector may name a served file:
@@ -205,7 +205,7 @@ func (c *cmd) serve(ctx context.Context, args []string) int {
 	}
 	var srv *syncserver.Server
 	if err == nil {
-		srv, err = f.startServer(lay.served(), log)
+		srv, err = f.startServer(lay.files, log)
 	}
 	if err != nil {
 		return c.fail(exitBadInput, "%v", err)
@@ -222,7 +222,7 @@ func (c *cmd) serve(ctx context.Context, args []string) int {
 		fmt.Fprintf(out, "serving %s over HTTP on http://%s%s\n", files[0].path, web.addr, flagsPath)
 		fmt.Fprintf(out, "serving %s over OFREP on http://%s%sv1/\n", files[0].path, web.addr, ofrepPath)
 	}
-	return c.watchFiles(ctx, lay, files, f.remote, follower, out)
+	return c.watchFiles(ctx, lay, f.remote, follower, out)
 }
 
 // startHTTP serves srv's flags over HTTP too when --http asks for it, at
@@ -309,12 +309,12 @@ func serveLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{ReplaceAttr: dropTime}))
 }
 
-// startServer starts a server with the files' flags on the address or
-// socket asked for, logging to log.
-func (f *serveFlags) startServer(files []servedFile, log *slog.Logger) (*syncserver.Server, error) {
+// startServer starts a server with what is sent for each file on the
+// address or socket asked for, logging to log.
+func (f *serveFlags) startServer(files []layeredFile, log *slog.Logger) (*syncserver.Server, error) {
 	opts := []syncserver.Option{syncserver.WithSyncContext(f.syncCtx), syncserver.WithMetadata(f.syncCtx), syncserver.WithLogger(log)}
 	for _, file := range files {
-		opts = append(opts, syncserver.WithSource(file.path, file.doc, file.sourceNames()...))
+		opts = append(opts, syncserver.WithSource(file.path, file.sent, file.sourceNames()...))
 	}
 	if f.certFile != "" {
 		cert, err := tls.LoadX509KeyPair(f.certFile, f.keyFile)
@@ -341,10 +341,10 @@ func (f *serveFlags) startServer(files []servedFile, log *slog.Logger) (*syncser
 
 // watchFiles pushes every change of the files and of the overrides to
 // the streams until ctx ends, or watching a file fails.
-func (c *cmd) watchFiles(ctx context.Context, lay *layering, files []servedFile, remote remoteOptions, follower *flagFollower, out io.Writer) int {
+func (c *cmd) watchFiles(ctx context.Context, lay *layering, remote remoteOptions, follower *flagFollower, out io.Writer) int {
 	watchCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	failed := make(chan error, len(files)+len(lay.overrides))
+	failed := make(chan error, len(lay.files)+len(lay.overrides))
 	watch := func(path string, src source.Source, sink source.Sink) {
 		wg.Go(func() {
 			if err := src.Run(watchCtx, sink); err != nil {
@@ -352,14 +352,17 @@ func (c *cmd) watchFiles(ctx context.Context, lay *layering, files []servedFile,
 			}
 		})
 	}
-	for i, f := range files {
-		src, err := remote.openSource(watchCtx, f.path)
+	for i := range lay.files {
+		// Only the path is read, which never changes: a watcher started
+		// already may be writing what was sent for every file.
+		path := lay.files[i].path
+		src, err := remote.openSource(watchCtx, path)
 		if err != nil {
 			stop()
 			wg.Wait()
 			return c.fail(exitBadInput, "%v", err)
 		}
-		watch(f.path, src, &pusher{lay: lay, i: i, follower: follower, path: f.path, out: out})
+		watch(path, src, &pusher{lay: lay, i: i, follower: follower, path: path, out: out})
 	}
 	for j, o := range lay.overrides {
 		src, err := source.NewFile(source.FileConfig{Path: o.path})

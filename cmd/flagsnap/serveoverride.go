@@ -33,12 +33,11 @@ type layering struct {
 	overrides []overrideDoc
 }
 
-// layeredFile is one served file: its last good document and flags, and
-// what was last sent for it.
+// layeredFile is one served file, its document and flags the last good
+// ones, and what was last sent for it: that document with the overrides
+// over it.
 type layeredFile struct {
-	path string
-	doc  []byte
-	set  *evaluator.FlagSet
+	servedFile
 	sent []byte
 }
 
@@ -63,7 +62,7 @@ func newLayering(files []servedFile, paths []string, out io.Writer, log *slog.Lo
 		l.overrides = append(l.overrides, o)
 	}
 	for _, f := range files {
-		l.files = append(l.files, layeredFile{path: f.path, doc: f.doc, set: f.set})
+		l.files = append(l.files, layeredFile{servedFile: f})
 	}
 	for i := range l.files {
 		f := &l.files[i]
@@ -98,16 +97,6 @@ func (l *layering) fileDoc(i int) []byte {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.files[i].doc
-}
-
-// served is the files with what is sent for each, for the server to start
-// with.
-func (l *layering) served() []servedFile {
-	out := make([]servedFile, len(l.files))
-	for i, f := range l.files {
-		out[i] = servedFile{path: f.path, doc: f.sent}
-	}
-	return out
 }
 
 // flagsFor are the overrides' flags that go into file f: those of the

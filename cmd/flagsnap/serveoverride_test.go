@@ -306,8 +306,8 @@ func TestSetOverrideOneChangeForEveryFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var opts []syncserver.Option
-	for _, f := range lay.served() {
-		opts = append(opts, syncserver.WithSource(f.path, f.doc))
+	for _, f := range lay.files {
+		opts = append(opts, syncserver.WithSource(f.path, f.sent))
 	}
 	srv, err := syncserver.New(opts...)
 	if err != nil {
