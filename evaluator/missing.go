@@ -88,11 +88,9 @@ func (s *FlagSet) notFoundError(key string) *Error {
 	key = strings.Clone(key)
 	var hint string
 	if len(s.index.flags) <= suggest.MaxCandidates {
-		keys := make([]string, len(s.index.flags))
-		for i, f := range s.index.flags {
-			keys[i] = f.key
-		}
-		hint = suggest.Hint(key, keys)
+		// Keys also sorts them, which changes no suggestion (Nearest
+		// answers the one closest key in any order) and is done once a key.
+		hint = suggest.Hint(key, s.Keys())
 	}
 	return notFound(key, hint)
 }
