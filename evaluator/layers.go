@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"maps"
 	"slices"
 )
 
@@ -57,9 +58,11 @@ func Layered(layers ...Layer) *FlagSet {
 		id:       lastSetID.Add(1),
 		layers:   &lay,
 		missing:  &missingKeys{},
+		// A key no layer defines answers as in the first layer: its absent
+		// flag holds nothing but the metadata, which is the set's.
+		absent: base.absent,
 	}
 	set.index, _ = indexFlags(flags)
-	set.absent = &flag{defaultIdx: -1, metadata: base.metadata}
 	for i, l := range layers {
 		for _, p := range l.Set.problems {
 			if layer, ok := lay.above[p.Flag]; ok && layer == i || !ok && i == 0 {
@@ -99,11 +102,7 @@ func (s *FlagSet) Overridden() map[string]int {
 	if s.layers == nil {
 		return nil
 	}
-	out := make(map[string]int, len(s.layers.above))
-	for k, l := range s.layers.above {
-		out[k] = l
-	}
-	return out
+	return maps.Clone(s.layers.above)
 }
 
 // layerName is the name of the layer that defines key, "" for a set of

@@ -62,8 +62,16 @@ func TestLayered(t *testing.T) {
 	if md := set.Metadata(); !maps.Equal(md, map[string]any{"team": "base"}) {
 		t.Errorf("the set's metadata %v, want the first layer's", md)
 	}
+	if nope := set.Evaluate("nope", nil); nope.Err() == nil || !maps.Equal(nope.Metadata(), map[string]any{"team": "base"}) {
+		t.Errorf("a key no layer defines: metadata %v (%v), want the first layer's", nope.Metadata(), nope.Err())
+	}
 	if want := map[string]int{"color": 1, "extra": 2, "size": 2}; !maps.Equal(set.Overridden(), want) {
 		t.Errorf("overridden %v, want %v", set.Overridden(), want)
+	}
+	// Overridden is the caller's to change.
+	set.Overridden()["color"] = 0
+	if set.Layer("color") != 1 {
+		t.Error("changing Overridden's map changed the set")
 	}
 	if !slices.Equal(set.Layers(), []string{"base", "over", "top"}) || set.Layer("nope") != -1 {
 		t.Errorf("layers %v, nope %d", set.Layers(), set.Layer("nope"))
