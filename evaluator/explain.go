@@ -273,18 +273,14 @@ func stepOf(steps []Step, n *node) *Step {
 	return nil
 }
 
+// varText is the path of a var as it is read: its segments, without the
+// empty ones nextSegment skips; "" for a path computed at evaluation.
 func varText(v *varSpec) string {
 	if v.dyn != nil {
 		return ""
 	}
-	var segs []string
-	for p := v.path.text; ; {
-		var seg string
-		if seg, p = nextSegment(p); seg == "" {
-			return strings.Join(segs, ".")
-		}
-		segs = append(segs, seg)
-	}
+	segs := strings.FieldsFunc(v.path.text, func(r rune) bool { return r == '.' })
+	return strings.Join(segs, ".")
 }
 
 // setPaths spells the rule path of every step, and puts the constant and

@@ -316,3 +316,21 @@ func TestExplanationJSONOfNonFiniteNumbers(t *testing.T) {
 		}
 	}
 }
+
+// A var's path is shown with the segments an evaluation reads, those
+// nextSegment finds, bytes that are not valid UTF-8 included.
+func TestVarTextIsTheSegmentsRead(t *testing.T) {
+	for _, p := range []string{"", ".", "...", "a", "a.b.c", "a..b", ".a.", "..a..b..", "é.\xff..x", "\xc3.a", "1.2"} {
+		var segs []string
+		for rest := p; ; {
+			var seg string
+			if seg, rest = nextSegment(rest); seg == "" {
+				break
+			}
+			segs = append(segs, seg)
+		}
+		if got, want := varText(&varSpec{path: splitPath(p)}), strings.Join(segs, "."); got != want {
+			t.Errorf("%q: %q, want %q", p, got, want)
+		}
+	}
+}
