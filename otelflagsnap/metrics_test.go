@@ -493,6 +493,23 @@ func TestFlagLimit(t *testing.T) {
 	}
 }
 
+// Keys counted 0 are left out of both the top keys and the rest unless
+// asked for: a flag no bulk evaluation read has no bulk series, not even
+// a share of otherKey's, while every flag has an evaluations series.
+func TestTopLeavesOutZeros(t *testing.T) {
+	m := map[string]uint64{"a": 2, "b": 0, "c": 1, otherKey: 0}
+	id := func(n uint64) uint64 { return n }
+	if keys, rest := top(m, 1, id, false); !slices.Equal(keys, []string{"a"}) || !slices.Equal(rest, []string{"c"}) {
+		t.Errorf("without zeros: top %q, rest %q", keys, rest)
+	}
+	if keys, rest := top(m, 3, id, false); !slices.Equal(keys, []string{"a", "c"}) || rest != nil {
+		t.Errorf("without zeros, limit 3: top %q, rest %q", keys, rest)
+	}
+	if keys, rest := top(m, 3, id, true); !slices.Equal(keys, []string{"a", "c", "b"}) || !slices.Equal(rest, []string{otherKey}) {
+		t.Errorf("with zeros: top %q, rest %q", keys, rest)
+	}
+}
+
 func add(s series) float64 {
 	var sum float64
 	for _, v := range s {

@@ -89,7 +89,8 @@ func (r *reporter) observe(_ context.Context, o metric.Observer) error {
 // bulk evaluations, the others summed under otherKey. With usage
 // counting off the snapshot is empty, and so is what is reported.
 func (r *reporter) observeUsage(o metric.Observer, u flagsnap.Usage) {
-	keys, rest := top(u.Flags, r.limit, func(f flagsnap.FlagUsage) uint64 { return f.Evaluations })
+	// A flag not evaluated yet has its series, of 0.
+	keys, rest := top(u.Flags, r.limit, func(f flagsnap.FlagUsage) uint64 { return f.Evaluations }, true)
 	for _, k := range keys {
 		r.observeFlag(o, k, u.Flags[k])
 	}
@@ -101,27 +102,25 @@ func (r *reporter) observeUsage(o metric.Observer, u flagsnap.Usage) {
 		r.observeFlag(o, otherKey, sum)
 	}
 
-	r.observeByKey(o, r.in.missing, u.Missing)
-	bulk := map[string]uint64{}
-	for k, f := range u.Flags {
-		if f.Bulk > 0 {
-			bulk[k] = f.Bulk
-		}
-	}
-	r.observeByKey(o, r.in.bulk, bulk)
+	observeByKey(r, o, r.in.missing, u.Missing, func(n uint64) uint64 { return n })
+	// Read from the flags themselves: a map of their bulk counts would
+	// be made at every collection.
+	observeByKey(r, o, r.in.bulk, u.Flags, func(f flagsnap.FlagUsage) uint64 { return f.Bulk })
 }
 
-// observeByKey reports counts, a series for each of the limit largest
-// and one summing the others under otherKey.
-func (r *reporter) observeByKey(o metric.Observer, inst metric.Int64ObservableCounter, counts map[string]uint64) {
-	keys, rest := top(counts, r.limit, func(n uint64) uint64 { return n })
+// observeByKey reports the counts of m's values, as counted by n, a
+// series for each of the limit largest and one summing the others under
+// otherKey. A key counted 0 has no series: only the flags that bulk
+// evaluations read have bulk series.
+func observeByKey[V any](r *reporter, o metric.Observer, inst metric.Int64ObservableCounter, m map[string]V, n func(V) uint64) {
+	keys, rest := top(m, r.limit, n, false)
 	for _, k := range keys {
-		o.ObserveInt64(inst, count(counts[k]), r.withKey(k))
+		o.ObserveInt64(inst, count(n(m[k])), r.withKey(k))
 	}
 	if len(rest) > 0 {
 		var sum uint64
 		for _, k := range rest {
-			sum += counts[k]
+			sum += n(m[k])
 		}
 		o.ObserveInt64(inst, count(sum), r.withKey(otherKey))
 	}
@@ -129,8 +128,9 @@ func (r *reporter) observeByKey(o metric.Observer, inst metric.Int64ObservableCo
 
 // top returns the limit keys of m with the largest counts, the largest
 // first, and the rest. A key spelt otherKey is always in the rest, so
-// that it cannot be taken for the sum of the rest.
-func top[V any](m map[string]V, limit int, count func(V) uint64) (keys, rest []string) {
+// that it cannot be taken for the sum of the rest. Keys counted 0 are in
+// neither unless keepZero is set.
+func top[V any](m map[string]V, limit int, count func(V) uint64, keepZero bool) (keys, rest []string) {
 	type counted struct {
 		key string
 		n   uint64
@@ -139,7 +139,9 @@ func top[V any](m map[string]V, limit int, count func(V) uint64) (keys, rest []s
 	// its keys at every collection.
 	all := make([]counted, 0, len(m))
 	for k, v := range m {
-		all = append(all, counted{k, count(v)})
+		if n := count(v); n > 0 || keepZero {
+			all = append(all, counted{k, n})
+		}
 	}
 	slices.SortFunc(all, func(a, b counted) int { return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.key, b.key)) })
 	for _, c := range all {
