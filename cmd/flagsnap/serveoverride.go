@@ -64,10 +64,11 @@ func newLayering(files []servedFile, paths []string, out io.Writer, log *slog.Lo
 	for _, f := range files {
 		l.files = append(l.files, layeredFile{servedFile: f})
 	}
+	over := overlayFlags(l.overrides)
 	for i := range l.files {
 		f := &l.files[i]
 		var err error
-		if f.sent, _, err = l.layered(f); err != nil {
+		if f.sent, _, err = l.layered(f, over); err != nil {
 			return nil, fmt.Errorf("%s with its overrides: %v", f.path, err)
 		}
 	}
@@ -99,21 +100,25 @@ func (l *layering) fileDoc(i int) []byte {
 	return l.files[i].doc
 }
 
-// flagsFor are the overrides' flags that go into file f: those of the
-// keys f defines, and those of the keys no served file defines, which go
-// into every file so that whatever flag set or file a follower selects
-// has them. Giving f a key that only another file defines would make f a
+// flagsFor are the flags of over, the overrides' flags, that go into
+// file f, and how many of them f does not define: those of the keys f
+// defines, and those of the keys no served file defines, which go into
+// every file so that whatever flag set or file a follower selects has
+// them. Giving f a key that only another file defines would make f a
 // source of that flag, and in flagd's store the later of two files with
 // the same flag takes it from the other's selection. Under l.mu, or
 // before serving.
-func (l *layering) flagsFor(f *layeredFile) []overlayFlag {
-	var out []overlayFlag
-	for _, o := range overlayFlags(l.overrides) {
-		if f.set.Index(o.key) >= 0 || !l.defined(o.key) {
-			out = append(out, o)
+func (l *layering) flagsFor(f *layeredFile, over []overlayFlag) (flags []overlayFlag, added int) {
+	for _, o := range over {
+		switch {
+		case f.set.Index(o.key) >= 0:
+			flags = append(flags, o)
+		case !l.defined(o.key):
+			flags = append(flags, o)
+			added++
 		}
 	}
-	return out
+	return flags, added
 }
 
 // defined tells whether a served file defines key.
@@ -155,11 +160,12 @@ func (l *layering) setOverride(j int, o overrideDoc) {
 // it had and says so, unless it is the changed-th, whose error stops
 // everything. Under l.mu.
 func (l *layering) send(changed int) error {
+	over := overlayFlags(l.overrides)
 	docs := map[string][]byte{}
 	flags := make([]int, len(l.files))
 	for i := range l.files {
 		f := &l.files[i]
-		doc, n, err := l.layered(f)
+		doc, n, err := l.layered(f, over)
 		switch {
 		case err != nil && i == changed:
 			return err
@@ -185,18 +191,13 @@ func (l *layering) send(changed int) error {
 	return nil
 }
 
-// layered is what is sent for f: its document with the overrides' flags
-// over it, and how many flags that holds. Under l.mu, or before serving.
-func (l *layering) layered(f *layeredFile) (doc []byte, flags int, err error) {
-	over := l.flagsFor(f)
-	flags = f.set.Len()
-	for _, o := range over {
-		if f.set.Index(o.key) < 0 {
-			flags++
-		}
-	}
-	doc, err = overlay(f.doc, over)
-	return doc, flags, err
+// layered is what is sent for f: its document with the flags of over
+// (the overrides' flags) that go into it laid over it, and how many
+// flags that holds. Under l.mu, or before serving.
+func (l *layering) layered(f *layeredFile, over []overlayFlag) (doc []byte, flags int, err error) {
+	mine, added := l.flagsFor(f, over)
+	doc, err = overlay(f.doc, mine)
+	return doc, f.set.Len() + added, err
 }
 
 // overrideWatcher follows the j-th override file. The file source calls

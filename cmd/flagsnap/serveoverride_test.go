@@ -336,4 +336,21 @@ func TestSetOverrideOneChangeForEveryFile(t *testing.T) {
 			t.Errorf("%s serves %s, want its flag's defaultVariant %s", source, doc, want)
 		}
 	}
+	// An override's flag of a key the file defines replaces one: the
+	// counts are the files' own.
+	if want := "flags.json: sent 2 flags (0 streams open)\na.json: sent 1 flag (0 streams open)\n"; out.String() != want {
+		t.Errorf("serve said:\n%s\nwant:\n%s", out.String(), want)
+	}
+
+	// A key no file defines goes into both, and counts in both.
+	o, err = readyOverride(over, []byte(`{"flags": {
+  "maintenance": {"state": "ENABLED", "variants": {"on": "on"}, "defaultVariant": "on"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	lay.setOverride(0, o)
+	if want := "flags.json: sent 3 flags (0 streams open)\na.json: sent 2 flags (0 streams open)\n"; out.String() != want {
+		t.Errorf("serve said:\n%s\nwant:\n%s", out.String(), want)
+	}
 }
