@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/open-feature/go-sdk/openfeature"
+
+	"github.com/flagsnap/flagsnap/internal/loopback"
 )
 
 // nginxServer is a real nginx serving dir's www folder on loopback, with
@@ -59,7 +61,7 @@ func startNginx(t *testing.T, token string) nginxServer {
 	if err := os.MkdirAll(filepath.Join(www, "private"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
+	port := loopback.FreePorts(t, 1)[0]
 	conf := fmt.Sprintf(nginxConf, dir, port, www, token)
 	confPath := filepath.Join(dir, "nginx.conf")
 	writeFile(t, confPath, conf)
@@ -135,17 +137,6 @@ http {
 	}
 }
 `
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // replaceFile writes content to path as deployments do: a new file
 // renamed over the old one.
