@@ -136,7 +136,8 @@ func standAlone(doc []byte) ([]overlayFlag, error) {
 }
 
 // flagDefs lists the flags of a "flags" member, an object or an array of
-// flags with a "key"; of two flags with one key, the later.
+// flags with a "key"; of two flags with one key, the later. A missing or
+// null member is an error, as it is to the strict load that came first.
 func flagDefs(raw any) ([]overlayFlag, error) {
 	var out []overlayFlag
 	add := func(key string, v any) error {
@@ -148,7 +149,6 @@ func flagDefs(raw any) ([]overlayFlag, error) {
 		return nil
 	}
 	switch t := raw.(type) {
-	case nil:
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(t)) {
 			if err := add(k, t[k]); err != nil {
@@ -286,15 +286,10 @@ func hasRef(x any) bool {
 
 // replaceFlags is the served file's "flags" member with flags in place of
 // those of the same keys, in the form it has: an object, or an array of
-// flags with a "key".
+// flags with a "key". evaluator.Load accepted the file, so it has one of
+// the two: a missing or null member is an error here as it was there.
 func replaceFlags(raw any, flags []overlayFlag) (any, error) {
 	switch t := raw.(type) {
-	case nil:
-		out := map[string]any{}
-		for _, f := range flags {
-			out[f.key] = f.def
-		}
-		return out, nil
 	case map[string]any:
 		for _, f := range flags {
 			t[f.key] = f.def
