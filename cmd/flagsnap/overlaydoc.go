@@ -184,7 +184,9 @@ func standAloneFlag(f overlayFlag, evaluators, setMeta map[string]any) (map[stri
 			err = errors.New("a $ref is left once the document's own $evaluators are substituted")
 		}
 		if err != nil {
-			return nil, fmt.Errorf("flag %q: %v (%s)", f.key, err, refHint)
+			// A second guard: compileOverride refuses such a rule first,
+			// with refHint, so this error need not repeat it.
+			return nil, fmt.Errorf("flag %q: %v", f.key, err)
 		}
 		def["targeting"] = resolved
 	}
