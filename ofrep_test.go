@@ -254,12 +254,34 @@ func TestOFREPInvalidOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := OFREPHandler(p, WithOFREPAllowOrigins("shop.example.com"), WithOFREPMaxStreams(0))
+	h := OFREPHandler(p, WithOFREPAllowOrigins("shop.example.com"), WithOFREPMaxStreams(0), WithOFREPMaxBodySize(-1))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("POST", "/ofrep/v1/evaluate/flags", nil))
-	want := `{"errorCode":"GENERAL","errorDetails":"flagsnap: OFREPHandler: WithOFREPAllowOrigins: \"shop.example.com\" is not an origin such as https://app.example.com, nor *; WithOFREPMaxStreams: 0 is not positive"}`
+	want := `{"errorCode":"GENERAL","errorDetails":"flagsnap: OFREPHandler: WithOFREPAllowOrigins: \"shop.example.com\" is not an origin such as https://app.example.com, nor *; WithOFREPMaxStreams: 0 is not positive; WithOFREPMaxBodySize: -1 is not positive"}`
 	if rec.Code != 500 || strings.TrimSpace(rec.Body.String()) != want {
 		t.Errorf("%d %s", rec.Code, rec.Body)
+	}
+}
+
+func TestOFREPMaxBodySize(t *testing.T) {
+	srv, _, _ := ofrepServer(t, ofrepFlags, WithOFREPMaxBodySize(64))
+	small := `{"context": {"targetingKey": "u1"}}`
+	large := `{"context": {"targetingKey": "u1", "note": "` + strings.Repeat("x", 64) + `"}}`
+	tests := []struct {
+		name, body string
+		status     int
+		want       string
+	}{
+		{"under the bound", small, 200, `{"key":"color","reason":"STATIC","variant":"red"`},
+		{"over the bound", large, 413, `{"key":"color","errorCode":"INVALID_CONTEXT","errorDetails":"the request body is over 64 bytes"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, got := post(t, srv, "POST", "/ofrep/v1/evaluate/flags/color", tt.body)
+			if resp.StatusCode != tt.status || !strings.HasPrefix(strings.TrimSpace(got), tt.want) {
+				t.Errorf("%d %s, want %d %s", resp.StatusCode, got, tt.status, tt.want)
+			}
+		})
 	}
 }
 

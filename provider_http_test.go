@@ -163,7 +163,7 @@ func TestURLRecoversAfterAFailedInit(t *testing.T) {
 
 func TestURLOptions(t *testing.T) {
 	t.Setenv(EnvOfflineFlagSourcePath, "/nonexistent/flags.json")
-	p, err := NewProvider(WithURL("https://user:secret@flags.example.test/f.json"),
+	_, err := NewProvider(WithURL("https://user:secret@flags.example.test/f.json"),
 		WithPollInterval(time.Minute), WithHTTPHeader("X-Api-Key", "k"), WithHTTPHeader("X-Api-Key", "k2"),
 		WithAuthorizationFile("/run/token"), WithCertPath("/dev/null"))
 	if err == nil {
@@ -172,7 +172,7 @@ func TestURLOptions(t *testing.T) {
 	if !strings.Contains(err.Error(), "holds no PEM certificate") {
 		t.Errorf("NewProvider: %v, want the CA file's error", err)
 	}
-	p, err = NewProvider(WithURL("https://user:secret@flags.example.test/f.json"),
+	p, err := NewProvider(WithURL("https://user:secret@flags.example.test/f.json"),
 		WithPollInterval(time.Minute), WithHTTPHeader("X-Api-Key", "k"), WithHTTPHeader("X-Api-Key", "k2"),
 		WithAuthorizationFile("/run/token"))
 	if err != nil {

@@ -194,7 +194,7 @@ func TestFlagsHandler(t *testing.T) {
 // checkHeaders checks the headers of an answer of each status.
 func checkHeaders(t *testing.T, w *httptest.ResponseRecorder, status int, gz bool) {
 	t.Helper()
-	want := map[string]string{}
+	var want map[string]string
 	switch status {
 	case 200:
 		want = map[string]string{"Content-Type": "application/json", "Cache-Control": "no-cache", "Vary": "Accept-Encoding",
