@@ -8,8 +8,10 @@ import (
 	"github.com/flagsnap/flagsnap/fractional"
 )
 
-// FlagSet is a compiled, immutable flag set. It is safe for concurrent use:
-// every method only reads it.
+// FlagSet is a compiled flag set, safe for concurrent use. Its flags never
+// change once it is loaded; the one thing an evaluation writes is the error
+// it keeps for a key the set does not define (see NotFound), by replacing
+// a map, never writing into one.
 type FlagSet struct {
 	index    flagIndex // the flags, by key
 	metadata map[string]any
