@@ -212,19 +212,3 @@ func (l *loader) metadata(def *flagDef, raw any) map[string]any {
 	}
 	return out
 }
-
-func newFlag(key string) *flag {
-	return &flag{key: key, defaultIdx: -1}
-}
-
-// compileFlag compiles a definition and lists its problems: all of them,
-// for flagsnap validate. A flag with problems answers the first.
-func (l *loader) compileFlag(fd *flagDef) (*flag, []FlagProblem) {
-	if fd.fields == nil {
-		f := newFlag(fd.key)
-		err := fmt.Errorf("definition is %s, not an object", jsonType(fd.raw))
-		f.breakWith(err, fd.path())
-		return f, []FlagProblem{{Flag: fd.key, Path: fd.path(), Err: err}}
-	}
-	return l.compileFields(fd, fd.fields)
-}
