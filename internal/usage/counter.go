@@ -181,11 +181,6 @@ func (c *Counter) Attach(t *Table) (removed map[string]FlagUsage, unused int) {
 		}
 		delete(c.retired, key)
 	}
-	for key := range c.retired {
-		if t.flags.Index(key) < 0 {
-			delete(c.retired, key)
-		}
-	}
 	return removed, unused
 }
 

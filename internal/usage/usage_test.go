@@ -128,6 +128,29 @@ func TestChangedVariants(t *testing.T) {
 	}
 }
 
+// A key that leaves takes the counts of its former variants with it: it
+// is reported removed with them, and starts afresh when it comes back.
+func TestAKeyThatLeavesTakesItsFormerVariants(t *testing.T) {
+	c := NewCounter(time.Now())
+	v1 := attach(c, newSet("f", onOff))
+	v1.Served(0, 0)
+	v2 := attach(c, newSet("f", []string{"yes", "no"}))
+	v2.Served(0, 1)
+	removed, unused := c.Attach(c.NewTable(newSet("g", onOff)))
+	want := map[string]uint64{"on": 1, "no": 1}
+	if f := removed["f"]; len(removed) != 1 || unused != 0 || f.Evaluations != 2 || !maps.Equal(f.Variants, want) {
+		t.Errorf("removed %+v and %d others, want f with variants %v", removed, unused, want)
+	}
+	if len(c.retired) != 0 {
+		t.Errorf("retired cells of keys no longer in force: %v", c.retired)
+	}
+	v4 := attach(c, newSet("f", onOff))
+	v4.Served(0, 1)
+	if u := c.Snapshot(time.Now()).Flags["f"]; u.Evaluations != 1 || !maps.Equal(u.Variants, map[string]uint64{"off": 1}) {
+		t.Errorf("f back: %+v, want one evaluation, off", u)
+	}
+}
+
 // A flag evaluated for the first time on a set that has been replaced by
 // one where its variants differ counts with the key's former variants.
 func TestFirstEvaluationOnAReplacedSet(t *testing.T) {
