@@ -39,7 +39,8 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 		{}, {"x": 1, "email": "a@faas.com", "v": "1.0.0", "targetingKey": "k"}, {"email": "b@x.com", "targetingKey": "k"},
 		{"x": 1, "targetingKey": "k2"},
 	},
-	"legacy-fractional.json": {{}, {"email": "a@faas.com"}},
+	"legacy-fractional.json":  {{}, {"email": "a@faas.com"}},
+	"ref-beside-members.json": {{"email": "a@faas.com"}, {"email": "b@x.com"}},
 }
 
 // answer is one row: a flag of a file asked in a context, read as each of

@@ -117,7 +117,8 @@ func TestUnresolvedRefIsTold(t *testing.T) {
 		want bool
 	}{
 		{`{"if": [{"$ref": "gold"}, "on"]}`, true},
-		{`{"if": [{"$ref": "gold", "x": 1}, "on"]}`, true},
+		// With another member beside it, "$ref" is data, as in flagd.
+		{`{"if": [{"$ref": "gold", "x": 1}, "on"]}`, false},
 		{`{"if": [{"==": [{"var": "tier"}, "gold"]}, "on"]}`, false},
 		{`{"if": [{"nope": 1}, "on"]}`, false},
 	} {

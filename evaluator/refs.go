@@ -59,8 +59,10 @@ func (s *substitution) substitute(raw any) (any, bool) {
 		}
 		return &op1{key: t.key, val: r}, true
 	case map[string]any:
-		if name, ok := t["$ref"].(string); ok {
-			return s.merge(t, name)
+		// Only an object whose one member is "$ref" is a reference, as in
+		// flagd: one with other members beside it is data.
+		if name, ok := t["$ref"].(string); ok && len(t) == 1 {
+			return s.evaluator(name)
 		}
 		var out map[string]any
 		for k, v := range t {
@@ -99,33 +101,6 @@ func (s *substitution) substitute(raw any) (any, bool) {
 		return out, true
 	}
 	return raw, false
-}
-
-// merge is what an object with a "$ref" to name stands for: the evaluator,
-// or, next to other members, those and the evaluator's, which win.
-func (s *substitution) merge(t map[string]any, name string) (any, bool) {
-	if len(t) == 1 {
-		return s.evaluator(name)
-	}
-	entry, found := s.l.evaluators[name]
-	if !found {
-		return s.evaluator(name) // the problem of a $ref to nothing
-	}
-	body, ok := entry.(map[string]any)
-	if !ok {
-		return s.unresolved(fmt.Sprintf("$ref %q is used inside an object but is not an object", name), "", nil)
-	}
-	merged := make(map[string]any, len(t)-1+len(body))
-	for k, v := range t {
-		if k == "$ref" {
-			continue
-		}
-		n := len(s.problems)
-		merged[k], _ = s.substitute(v)
-		s.inside(n, k)
-	}
-	maps.Copy(merged, body)
-	return merged, true
 }
 
 // evaluator is what {"$ref": name} stands for.

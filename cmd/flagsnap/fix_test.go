@@ -41,8 +41,6 @@ func TestFixes(t *testing.T) {
 			"/flags/f/targeting/if/0/$ref", `did you mean "staff"?`},
 		{"$ref to nothing", `{"flags": {"f": {` + vars + `, "targeting": {"$ref": "beta-users"}}}}`,
 			"/flags/f/targeting/$ref", `add "beta-users" to "$evaluators"`},
-		{"$ref beside members, to a rule that is not an object", `{"$evaluators": {"yes": true}, "flags": {"f": {` + vars + `, "targeting": {"$ref": "yes", "x": 1}}}}`,
-			"/flags/f/targeting/$ref", `use {"$ref": "yes"} alone, or make the entry of $evaluators an object`},
 		{"weights in tenths", `{"flags": {"f": {` + vars + `, "targeting": {"fractional": [["on", 12.5], ["off", 87.5]]}}}}`,
 			"/flags/f/targeting/fractional", "use whole numbers in the same proportions: 25, 175 (×2)"},
 		{"weights in thousandths", `{"flags": {"f": {` + vars + `, "targeting": {"fractional": [{"var": "id"}, ["on", 0.333], ["off", 0.667]]}}}}`,

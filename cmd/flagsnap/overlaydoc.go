@@ -212,14 +212,18 @@ func copyMetadata(dst, src map[string]any) {
 }
 
 // inlineRefs replaces each {"$ref": name} of a rule with the named
-// evaluator, as the evaluator's loader does: an object with other members
-// beside "$ref" gets the evaluator's members over its own, and what an
-// evaluator holds is not searched again.
+// evaluator, as the evaluator's loader does: only an object whose one
+// member is "$ref" is a reference (one with other members beside it is
+// data), and what an evaluator holds is not searched again.
 func inlineRefs(x any, evaluators map[string]any) (any, error) {
 	switch t := x.(type) {
 	case map[string]any:
-		if name, ok := t["$ref"].(string); ok {
-			return inlineRef(t, name, evaluators)
+		if name, ok := t["$ref"].(string); ok && len(t) == 1 {
+			ev, found := evaluators[name]
+			if !found {
+				return nil, fmt.Errorf("$ref %q names no entry of its document's $evaluators", name)
+			}
+			return ev, nil
 		}
 		out := make(map[string]any, len(t))
 		for k, v := range t {
@@ -244,35 +248,12 @@ func inlineRefs(x any, evaluators map[string]any) (any, error) {
 	return x, nil
 }
 
-// inlineRef is what an object t with a "$ref" to name stands for.
-func inlineRef(t map[string]any, name string, evaluators map[string]any) (any, error) {
-	ev, found := evaluators[name]
-	if !found {
-		return nil, fmt.Errorf("$ref %q names no entry of its document's $evaluators", name)
-	}
-	if len(t) == 1 {
-		return ev, nil
-	}
-	body, ok := ev.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("$ref %q is used inside an object but is not an object", name)
-	}
-	rest := maps.Clone(t)
-	delete(rest, "$ref")
-	merged, err := inlineRefs(rest, evaluators) // an object without "$ref": a fresh map
-	if err != nil {
-		return nil, err
-	}
-	maps.Copy(merged.(map[string]any), body)
-	return merged, nil
-}
-
 // hasRef tells whether a rule still holds a "$ref": in the merged document
 // it would resolve in the served file's $evaluators.
 func hasRef(x any) bool {
 	switch t := x.(type) {
 	case map[string]any:
-		if _, ok := t["$ref"]; ok {
+		if _, ok := t["$ref"]; ok && len(t) == 1 {
 			return true
 		}
 		for _, v := range t {

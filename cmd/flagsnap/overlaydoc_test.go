@@ -50,7 +50,8 @@ flags:
 `
 
 // overlayFirst has a "vip" of its own that means something else than the
-// file's, and a $ref beside other members, which its evaluator's win.
+// file's, and a "$ref" beside other members, which is data, not a
+// reference, and is served as written.
 const overlayFirst = `{
   "metadata": {"flagSetId": "ops", "incident": "INC-7"},
   "$evaluators": {"vip": {"in": [{"var": "tier"}, ["gold"]]}},
