@@ -1302,6 +1302,15 @@ func diffRun(t testing.TB, rule any, ctx map[string]any, v fractional.Version) d
 	return out
 }
 
+// diffNums is the numbers 0 to n-1, as a context holds them.
+func diffNums(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = float64(i)
+	}
+	return out
+}
+
 // show prints a value as JSON when it can be, since that is how rules and
 // contexts are written; NaN and infinities cannot.
 func diffShow(x any) string {
@@ -1741,6 +1750,36 @@ func TestDifferentialRegressions(t *testing.T) {
 			only:  fractional.V3,
 		},
 		{
+			name:  "map and filter without an expression give an empty array",
+			rule:  `{"merge": [{"map": [[1, 2]]}, {"filter": [{"var": "nums"}]}, ["-"]]}`,
+			ctx:   map[string]any{"targetingKey": "u", "nums": diffNums(20)},
+			flagd: []any{"-"},
+		},
+		{
+			name:  "reduce without an initial value gives 0",
+			rule:  `{"reduce": [{"var": "nums"}, {"+": [{"var": "current"}, {"var": "accumulator"}]}]}`,
+			ctx:   map[string]any{"targetingKey": "u", "nums": diffNums(20)},
+			flagd: 0.0,
+		},
+		{
+			name:  "more written arguments than the evaluator's buffer holds",
+			rule:  `{"cat": ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q", "r", "s", "t"]}`,
+			ctx:   map[string]any{"targetingKey": "u"},
+			flagd: "abcdefghijklmnopqrst",
+		},
+		{
+			name:  "more arguments from a var than the evaluator's buffer holds",
+			rule:  `{"+": [{"max": {"var": "nums"}}, {"+": {"var": "nums"}}]}`,
+			ctx:   map[string]any{"targetingKey": "u", "nums": diffNums(20)},
+			flagd: 209.0,
+		},
+		{
+			name:  "missing with names computed at evaluation",
+			rule:  `{"merge": [{"missing": [{"var": "k"}, "x"]}, {"missing": {"var": "ks"}}]}`,
+			ctx:   map[string]any{"targetingKey": "u", "k": "x", "ks": []any{"x", "k"}},
+			flagd: []any{"x", "x", "x"},
+		},
+		{
 			name:  "invalid UTF-8 in a top-level key is hashed as U+FFFD",
 			rule:  `{"fractional": [{"var": ""}, ["a", 1], ["b", 1], ["c", 1], ["d", 1]]}`,
 			ctx:   map[string]any{"targetingKey": "u", "\xff": 1.0},
@@ -1767,6 +1806,24 @@ func TestDifferentialRegressions(t *testing.T) {
 				t.Errorf("%s, %v:\n  rule:      %s\n  data:      %s\n  ours:      %s (%s)\n  reference: %s",
 					c.name, v, c.rule, diffShow(c.ctx), diffShow(ours), describeErr(ourErr), diffShow(theirs))
 			}
+		}
+	}
+}
+
+// TestDifferentialBothFail holds rules that both engines fail on, where
+// the reference engine's failure is its own (a panic it recovers from):
+// each is a failure of ours that no other test reaches.
+func TestDifferentialBothFail(t *testing.T) {
+	ctx := map[string]any{"targetingKey": "u", "nums": diffNums(3), "o": map[string]any{"a": 1.0}}
+	for _, rule := range []string{
+		`{"all": [[1, 2]]}`,
+		`{"some": [{"var": "nums"}]}`,
+		`{"none": [[1]]}`,
+		`{"in": [{"var": "o"}, [1, {"var": "o"}]]}`,
+	} {
+		ours, theirs, ourErr, theirErr, ok := compareWithOracle(t, rule, ctx, fractional.V2)
+		if ourErr == nil || theirErr == nil || !ok {
+			t.Errorf("%s: ours %s (%s), reference %s (%s); want both to fail", rule, diffShow(ours), describeErr(ourErr), diffShow(theirs), describeErr(theirErr))
 		}
 	}
 }

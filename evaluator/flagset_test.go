@@ -21,15 +21,17 @@ func mustLoad(t testing.TB, doc string, opts ...Option) *FlagSet {
 
 func TestLoadFlagsObjectArrayAndYAML(t *testing.T) {
 	docs := map[string]string{
-		"object": `{"flags": {
+		"object": `{"$evaluators": {"isOne": {"==": [{"var": "k"}, 1]}}, "flags": {
 			"a": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"},
 			"b": {"state": "ENABLED", "variants": {"x": "X", "y": "Y"}, "defaultVariant": "y",
-			      "targeting": {"if": [{"==": [{"var": "k"}, 1]}, "x"]}}}}`,
+			      "targeting": {"if": [{"$ref": "isOne"}, "x"]}}}}`,
 		"array": `{"flags": [
 			{"key": "a", "state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"},
 			{"key": "b", "state": "ENABLED", "variants": {"x": "X", "y": "Y"}, "defaultVariant": "y",
 			 "targeting": {"if": [{"==": [{"var": "k"}, 1]}, "x"]}}]}`,
 		"yaml": `
+$evaluators:
+  isOne: {"==": [{var: k}, 1]}
 flags:
   a:
     state: ENABLED
@@ -43,7 +45,7 @@ flags:
     defaultVariant: y
     targeting:
       if:
-        - "==": [{var: k}, 1]
+        - $ref: isOne
         - x
 `,
 	}
