@@ -117,6 +117,7 @@ func TestUnresolvedRefIsTold(t *testing.T) {
 		want bool
 	}{
 		{`{"if": [{"$ref": "gold"}, "on"]}`, true},
+		{`{"if": {"$ref": "gold"}}`, true}, // the operation's whole argument
 		// With another member beside it, "$ref" is data, as in flagd.
 		{`{"if": [{"$ref": "gold", "x": 1}, "on"]}`, false},
 		{`{"if": [{"==": [{"var": "tier"}, "gold"]}, "on"]}`, false},
