@@ -306,6 +306,19 @@ func TestChanges(t *testing.T) {
 	}
 }
 
+// The warning quotes the rule to paste, an operation in a bucket as it is
+// written.
+func TestLegacyFractionalWarningQuotesTheRule(t *testing.T) {
+	var logs logtest.Buffer
+	mustLoad(t, `{"flags": {"legacy": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
+	  "targeting": {"fractionalEvaluation": ["email", [{"cat": ["a"]}, 50], ["b", 50]]}}}}`,
+		WithLogger(logs.Logger()))
+	want := `use \"fractional\": {\"fractional\":[{\"var\":\"email\"},[{\"cat\":[\"a\"]},50],[\"b\",50]]}`
+	if !strings.Contains(logs.String(), want) {
+		t.Errorf("the warning does not quote the rule %s: %q", want, logs.String())
+	}
+}
+
 func TestLegacyFractionalWarnsAndWorks(t *testing.T) {
 	var logs logtest.Buffer
 	set := mustLoad(t, `{"flags": {"legacy": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
