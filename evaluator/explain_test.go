@@ -279,6 +279,55 @@ fractional → "green"
 	}
 }
 
+// The text of the other ways a fractional chooses: v3's CBOR of the
+// default input, a bucketing value, and a value v2 cannot hash.
+func TestExplainBucketingText(t *testing.T) {
+	v2, v3 := mustLoad(t, explainDoc), mustLoad(t, explainDoc, WithFractionalVersion(fractional.V3))
+	cases := []struct {
+		set  *FlagSet
+		key  string
+		ctx  map[string]any
+		want string
+	}{
+		{v3, "color", map[string]any{"targetingKey": "user-3"}, `flag "color" (fractional v3): variant "green", value "green", reason TARGETING_MATCH
+fractional → "green"
+  bucketing value: [flag key, targeting key] = ["color", "user-3"]
+  bytes (CBOR, 14): 8265636f6c6f7266757365722d33
+  hash: 2373420563 (0x8d778613)
+  bucket: 55 of 100 = (hash × 100) >> 32
+  buckets (total weight 100):
+    "red"    weight 50  [0, 50)
+  → "green"  weight 30  [50, 80)
+    "blue"   weight 20  [80, 100)
+`},
+		{v2, "by-user", map[string]any{"user": map[string]any{"id": "u-7"}}, `flag "by-user" (fractional v2): variant "b", value "b", reason TARGETING_MATCH
+fractional → "b"
+  var user.id → "u-7"
+  bucketing value: "u-7" (string)
+  bytes (UTF-8, 3): 752d37
+  hash: 2335311468 (0x8b32066c)
+  bucket: 1 of 2 = (hash × 2) >> 32
+  buckets (total weight 2):
+    "a"  weight 1  [0, 1)
+  → "b"  weight 1  [1, 2)
+`},
+		{v2, "by-user", map[string]any{"user": map[string]any{"id": 7}}, `flag "by-user" (fractional v2): variant "a", value "a", reason DEFAULT
+fractional → null
+  var user.id → 7
+  bucketing value: 7 (int)
+  nothing hashed: v2 hashes only strings, and the bucketing value is a number
+  buckets (total weight 2):
+    "a"  weight 1  [0, 1)
+    "b"  weight 1  [1, 2)
+`},
+	}
+	for _, c := range cases {
+		if got := c.set.mustExplain(t, c.key, c.ctx).String(); got != c.want {
+			t.Errorf("%s, %v:\n%s\nwant:\n%s", c.key, c.ctx, got, c.want)
+		}
+	}
+}
+
 func (s *FlagSet) mustExplain(t *testing.T, key string, ctx map[string]any) Explanation {
 	t.Helper()
 	x, err := s.Explain(key, ctx)
