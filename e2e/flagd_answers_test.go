@@ -40,6 +40,7 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 		{"x": 1, "targetingKey": "k2"},
 	},
 	"legacy-fractional.json":  {{}, {"email": "a@faas.com"}},
+	"null-variants.json":      {{}},
 	"ref-beside-members.json": {{"email": "a@faas.com"}, {"email": "b@x.com"}},
 }
 
@@ -84,6 +85,15 @@ var differences = map[string]difference{
 		return r.ErrorCode == "" && r.Variant == "a"
 	}},
 	"out-of-range-rule.json/inf-rule": {"only the flag is refused", parseError},
+	// Variants of mixed types (null beside a boolean) break the flag;
+	// flagd serves it, and answers GENERAL where it serves the null.
+	"null-variants.json/null-beside-a-boolean": {"variants of mixed types break the flag", parseError},
+	"null-variants.json/null-picked":           {"variants of mixed types break the flag", parseError},
+	// A null variant is a value of no type: TYPE_MISMATCH whatever the
+	// type asked for, where flagd answers GENERAL.
+	"null-variants.json/only-null": {"a null variant is of no type", func(_ string, r resolution) bool {
+		return r.ErrorCode == string(openfeature.TypeMismatchCode) && r.Value == nil
+	}},
 	"out-of-range-rule.json/ok": {"only the flag is refused", func(_ string, r resolution) bool {
 		return r.ErrorCode == "" && r.Variant == "a"
 	}},
