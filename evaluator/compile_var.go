@@ -170,12 +170,6 @@ func plainJSON(raw any) (any, error) {
 		return t, nil
 	case unresolvedRef:
 		return nil, errUnresolved
-	case int:
-		return float64(t), nil
-	case int64:
-		return float64(t), nil
-	case uint64:
-		return float64(t), nil
 	}
 	return nil, fmt.Errorf("unsupported value of type %T", raw)
 }
