@@ -1756,6 +1756,12 @@ func TestDifferentialRegressions(t *testing.T) {
 			flagd: []any{"-"},
 		},
 		{
+			name:  "an iteration over a constant that is not an array walks nothing",
+			rule:  `{"merge": [{"map": ["abc", {"var": ""}]}, {"filter": [7, {"var": ""}]}, [{"all": [5, {"var": ""}]}]]}`,
+			ctx:   map[string]any{"targetingKey": "u"},
+			flagd: []any{false},
+		},
+		{
 			name:  "reduce without an initial value gives 0",
 			rule:  `{"reduce": [{"var": "nums"}, {"+": [{"var": "current"}, {"var": "accumulator"}]}]}`,
 			ctx:   map[string]any{"targetingKey": "u", "nums": diffNums(20)},
@@ -1820,6 +1826,7 @@ func TestDifferentialBothFail(t *testing.T) {
 		`{"some": [{"var": "nums"}]}`,
 		`{"none": [[1]]}`,
 		`{"in": [{"var": "o"}, [1, {"var": "o"}]]}`,
+		`{"all": [[1, 2], [{"var": ""}]]}`, // a condition that is an array
 	} {
 		ours, theirs, ourErr, theirErr, ok := compareWithOracle(t, rule, ctx, fractional.V2)
 		if ourErr == nil || theirErr == nil || !ok {
