@@ -2,7 +2,10 @@ package evaluator
 
 import (
 	"maps"
+	"strings"
 	"testing"
+
+	"github.com/flagsnap/flagsnap/fractional"
 )
 
 const evaluateDoc = `{"metadata": {"team": "shop"}, "flags": {
@@ -106,5 +109,34 @@ func TestIndexes(t *testing.T) {
 	}
 	if len(seen) != set.Len() {
 		t.Errorf("%d flags by index, %d in the set", len(seen), set.Len())
+	}
+}
+
+// EvaluateAt is Evaluate by the flag's index; an index out of range
+// answers as a key the set does not define.
+func TestEvaluateAt(t *testing.T) {
+	set := mustLoad(t, `{"flags": {
+		"a": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+		      "targeting": {"if": [{"==": [{"var": "k"}, 1]}, "on"]}},
+		"b": {"state": "ENABLED", "variants": {"x": "X"}, "defaultVariant": "x"}}}`)
+	ctx := map[string]any{"k": 1}
+	for i := range set.Len() {
+		at, byKey := set.EvaluateAt(i, ctx), set.Evaluate(set.FlagKey(i), ctx)
+		if at.Index() != i || at.Variant() != byKey.Variant() || at.Reason() != byKey.Reason() || at.Err() != nil {
+			t.Errorf("%d (%s): %s %v %v, by key %s %v", i, set.FlagKey(i), at.Variant(), at.Reason(), at.Err(), byKey.Variant(), byKey.Reason())
+		}
+	}
+	for _, i := range []int{-1, set.Len()} {
+		e := set.EvaluateAt(i, ctx)
+		if err := e.Err(); e.Index() != -1 || err == nil || err.Code != CodeFlagNotFound {
+			t.Errorf("index %d: index %d, error %v; want FLAG_NOT_FOUND", i, e.Index(), err)
+		}
+	}
+}
+
+func TestLoadRefusesAnUnknownFractionalVersion(t *testing.T) {
+	_, err := Load([]byte(`{"flags": {}}`), WithFractionalVersion(fractional.Version(9)))
+	if err == nil || !strings.Contains(err.Error(), "invalid fractional version") {
+		t.Errorf("Load: %v", err)
 	}
 }
