@@ -128,6 +128,24 @@ func TestChangedVariants(t *testing.T) {
 	}
 }
 
+// Reset zeroes the counts of a key's former variants too, and an
+// evaluation on the replaced set then counts in them afresh.
+func TestResetZeroesFormerVariants(t *testing.T) {
+	c := NewCounter(time.Now())
+	v1 := attach(c, newSet("f", onOff))
+	v1.Served(0, 0)
+	v2 := attach(c, newSet("f", []string{"yes", "no"}))
+	v2.Served(0, 1)
+	c.Reset(time.Now())
+	if u := c.Snapshot(time.Now()).Flags["f"]; u.Evaluations != 0 || len(u.Variants) != 0 {
+		t.Errorf("after Reset: %+v", u)
+	}
+	v1.Served(0, 1) // late, on the replaced set
+	if u := c.Snapshot(time.Now()).Flags["f"]; u.Evaluations != 1 || !maps.Equal(u.Variants, map[string]uint64{"off": 1}) {
+		t.Errorf("a late evaluation after Reset: %+v", u)
+	}
+}
+
 // A key that leaves takes the counts of its former variants with it: it
 // is reported removed with them, and starts afresh when it comes back.
 func TestAKeyThatLeavesTakesItsFormerVariants(t *testing.T) {
