@@ -173,12 +173,18 @@ func TestAKeyThatLeavesTakesItsFormerVariants(t *testing.T) {
 // one where its variants differ counts with the key's former variants.
 func TestFirstEvaluationOnAReplacedSet(t *testing.T) {
 	c := NewCounter(time.Now())
+	v0 := attach(c, newSet("b", onOff))
 	v1 := attach(c, newSet("b", onOff))
 	attach(c, newSet("b", []string{"yes", "no"}))
 	v1.Served(0, 0)
 	v1.Served(0, 0)
 	if u := c.Snapshot(time.Now()).Flags["b"]; u.Evaluations != 2 || !maps.Equal(u.Variants, map[string]uint64{"on": 2}) {
 		t.Errorf("b: %+v", u)
+	}
+	// Another replaced set with the same variants counts with it.
+	v0.Served(0, 1)
+	if u := c.Snapshot(time.Now()).Flags["b"]; u.Evaluations != 3 || !maps.Equal(u.Variants, map[string]uint64{"on": 2, "off": 1}) {
+		t.Errorf("b, evaluated on an older set too: %+v", u)
 	}
 	// A key the set in force no longer has is not counted.
 	attach(c, newSet("other", onOff))
