@@ -2,6 +2,7 @@ package flagsnap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -402,5 +403,50 @@ func TestOverrideEmptySourceSetWarnedOnce(t *testing.T) {
 	}
 	if n := logs.Count("empty flag set"); n != 1 {
 		t.Errorf("the empty set was warned of %d times, want once:\n%s", n, logs.String())
+	}
+}
+
+// givingUpSource delivers one flag set, then stops for good with err.
+type givingUpSource struct {
+	doc string
+	err error
+}
+
+func (g givingUpSource) Run(_ context.Context, s source.Sink) error {
+	if err := s.Update(update(g.doc)); err != nil {
+		return err
+	}
+	return g.err
+}
+
+// An override source that stops for good is an error, and its last good
+// flags stay layered.
+func TestOverrideSourceThatGivesUp(t *testing.T) {
+	p, err := NewProvider(WithoutEnv(), WithFlags([]byte(flagsV1)),
+		WithOverrideSource(givingUpSource{colorBlue, errors.New("the bucket is gone")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Shutdown)
+	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the failure", func() bool { return overrideOnly(t, p).State == LayerError })
+	if st := overrideOnly(t, p); !strings.Contains(st.LastError, "the bucket is gone") || st.Flags != 1 {
+		t.Errorf("override %+v, want its error and its one flag", st)
+	}
+	if c := color(p); c != "blue" {
+		t.Errorf("color %q, want the override's blue, kept", c)
+	}
+}
+
+func TestOverrideOptionsRefuseNothing(t *testing.T) {
+	for want, opt := range map[string]Option{
+		"WithOverrideFile: the path is empty":   WithOverrideFile(""),
+		"WithOverrideSource: the source is nil": WithOverrideSource(nil),
+	} {
+		if _, err := NewProvider(WithoutEnv(), WithFlags([]byte(flagsV1)), opt); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("NewProvider: %v, want %q", err, want)
+		}
 	}
 }
