@@ -120,6 +120,14 @@ func TestOFREPSingleFlag(t *testing.T) {
 			`{"key":"color","errorCode":"INVALID_CONTEXT","errorDetails":"context must be a JSON object`},
 		{"targetingKey not a string", "POST", "/ofrep/v1/evaluate/flags/color", `{"context": {"targetingKey": 5}}`, 400,
 			`{"key":"color","errorCode":"INVALID_CONTEXT","errorDetails":"targetingKey must be a string, not a number"}`},
+		{"targetingKey null", "POST", "/ofrep/v1/evaluate/flags/color", `{"context": {"targetingKey": null}}`, 400,
+			`{"key":"color","errorCode":"INVALID_CONTEXT","errorDetails":"targetingKey must be a string, not null"}`},
+		{"targetingKey a boolean", "POST", "/ofrep/v1/evaluate/flags/color", `{"context": {"targetingKey": true}}`, 400,
+			`{"key":"color","errorCode":"INVALID_CONTEXT","errorDetails":"targetingKey must be a string, not a boolean"}`},
+		{"targetingKey an object", "POST", "/ofrep/v1/evaluate/flags/color", `{"context": {"targetingKey": {}}}`, 400,
+			`{"key":"color","errorCode":"INVALID_CONTEXT","errorDetails":"targetingKey must be a string, not an object"}`},
+		{"targetingKey an array", "POST", "/ofrep/v1/evaluate/flags/color", `{"context": {"targetingKey": []}}`, 400,
+			`{"key":"color","errorCode":"INVALID_CONTEXT","errorDetails":"targetingKey must be a string, not an array"}`},
 		{"too deep", "POST", "/ofrep/v1/evaluate/flags/color", deep, 400,
 			`{"key":"color","errorCode":"INVALID_CONTEXT","errorDetails":"the request nests 35 levels deep, over the limit of 32"}`},
 		{"too large", "POST", "/ofrep/v1/evaluate/flags/color", `{"context": {"a": "` + strings.Repeat("x", 2<<20) + `"}}`, 413,
@@ -254,10 +262,11 @@ func TestOFREPInvalidOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := OFREPHandler(p, WithOFREPAllowOrigins("shop.example.com"), WithOFREPMaxStreams(0), WithOFREPMaxBodySize(-1))
+	h := OFREPHandler(p, WithOFREPAllowOrigins("shop.example.com"), WithOFREPMaxStreams(0), WithOFREPMaxBodySize(-1),
+		WithOFREPHeartbeat(0), WithOFREPContextFromHeader("X-User Id", "userId"), WithOFREPContextValue("", 1))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("POST", "/ofrep/v1/evaluate/flags", nil))
-	want := `{"errorCode":"GENERAL","errorDetails":"flagsnap: OFREPHandler: WithOFREPAllowOrigins: \"shop.example.com\" is not an origin such as https://app.example.com, nor *; WithOFREPMaxStreams: 0 is not positive; WithOFREPMaxBodySize: -1 is not positive"}`
+	want := `{"errorCode":"GENERAL","errorDetails":"flagsnap: OFREPHandler: WithOFREPAllowOrigins: \"shop.example.com\" is not an origin such as https://app.example.com, nor *; WithOFREPMaxStreams: 0 is not positive; WithOFREPMaxBodySize: -1 is not positive; WithOFREPHeartbeat: 0s is not positive; WithOFREPContextFromHeader: want a header name and an attribute, got \"X-User Id\" and \"userId\"; WithOFREPContextValue: empty attribute"}`
 	if rec.Code != 500 || strings.TrimSpace(rec.Body.String()) != want {
 		t.Errorf("%d %s", rec.Code, rec.Body)
 	}
