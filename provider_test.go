@@ -660,3 +660,18 @@ func TestSameFlagsAgainAreNotCompiledAgain(t *testing.T) {
 		t.Error("the same flags were compiled again after a loss")
 	}
 }
+
+// A cache file that cannot be written is a warning: the flags it would
+// hold are served all the same.
+func TestCacheFileThatCannotBeWritten(t *testing.T) {
+	var logs logtest.Buffer
+	cache := filepath.Join(t.TempDir(), "no-such-dir", "cache.json")
+	p, _, _ := started(t, WithoutEnv(), WithCacheFile(cache), WithLogger(logs.Logger()))
+	if c := color(p); c != "red" {
+		t.Errorf("color %q, want the source's red", c)
+	}
+	eventually(t, "the warning", func() bool { return logs.Count("flag cache not written") == 1 })
+	if !strings.Contains(logs.String(), "no-such-dir") {
+		t.Errorf("the warning does not name the file: %s", logs.String())
+	}
+}
