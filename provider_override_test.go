@@ -450,3 +450,28 @@ func TestOverrideOptionsRefuseNothing(t *testing.T) {
 		}
 	}
 }
+
+// An override file that cannot be read (here a directory) is an error,
+// logged once with why, and the source's flags are served.
+func TestOverrideFileUnreadable(t *testing.T) {
+	var logs logtest.Buffer
+	dir := t.TempDir()
+	p, err := NewProvider(WithoutEnv(), WithFlags([]byte(flagsV1)), WithOverrideFile(dir), WithLogger(logs.Logger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Shutdown)
+	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the error", func() bool { return overrideOnly(t, p).State == LayerError })
+	if st := overrideOnly(t, p); st.LastError == "" || st.Flags != 0 {
+		t.Errorf("override %+v, want its error and no flags", st)
+	}
+	if c := color(p); c != "red" {
+		t.Errorf("color %q, want the source's red", c)
+	}
+	if n := logs.Count("override unreadable"); n != 1 || !strings.Contains(logs.String(), "is a directory") {
+		t.Errorf("%d error lines, want one saying why: %s", n, logs.String())
+	}
+}

@@ -151,9 +151,24 @@ func TestNotReadyBeforeFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := p.BooleanEvaluation(context.Background(), "any", true, nil)
-	if !v.Value || v.Reason != openfeature.ErrorReason || v.ResolutionDetail().ErrorCode != openfeature.ProviderNotReadyCode {
-		t.Errorf("%+v", v)
+	ctx := context.Background()
+	b, s := p.BooleanEvaluation(ctx, "any", true, nil), p.StringEvaluation(ctx, "any", "d", nil)
+	i, f := p.IntEvaluation(ctx, "any", 7, nil), p.FloatEvaluation(ctx, "any", 0.5, nil)
+	o := p.ObjectEvaluation(ctx, "any", "d", nil)
+	for _, c := range []struct {
+		typ     string
+		ok      bool
+		details openfeature.ProviderResolutionDetail
+	}{
+		{"bool", b.Value, b.ProviderResolutionDetail},
+		{"string", s.Value == "d", s.ProviderResolutionDetail},
+		{"int", i.Value == 7, i.ProviderResolutionDetail},
+		{"float", f.Value == 0.5, f.ProviderResolutionDetail},
+		{"object", o.Value == "d", o.ProviderResolutionDetail},
+	} {
+		if !c.ok || c.details.Reason != openfeature.ErrorReason || c.details.ResolutionDetail().ErrorCode != openfeature.ProviderNotReadyCode {
+			t.Errorf("%s: default served %v, %+v", c.typ, c.ok, c.details)
+		}
 	}
 }
 
