@@ -724,6 +724,7 @@ func TestNewGRPCValidation(t *testing.T) {
 		{"negative backoff", GRPCConfig{RetryBackoff: -time.Second}, "RetryBackoff"},
 		{"negative backoff max", GRPCConfig{RetryBackoffMax: -time.Second}, "RetryBackoffMax"},
 		{"negative keepalive", GRPCConfig{KeepAlive: -time.Second}, "KeepAlive"},
+		{"negative message size", GRPCConfig{MaxMessageSize: -1}, "MaxMessageSize"},
 		{"max below base", GRPCConfig{RetryBackoff: 2 * time.Second, RetryBackoffMax: time.Second}, "RetryBackoffMax"},
 		{"OK as fatal code", GRPCConfig{FatalStatusCodes: []codes.Code{codes.OK}}, "FatalStatusCodes"},
 		{"unknown fatal code", GRPCConfig{FatalStatusCodes: []codes.Code{99}}, "FatalStatusCodes"},
@@ -750,6 +751,14 @@ func TestNewGRPCValidation(t *testing.T) {
 			}
 		})
 	}
+	t.Run("message size", func(t *testing.T) {
+		for size, want := range map[int]int{0: DefaultMaxMessageSize, 1 << 20: 1 << 20} {
+			src, err := NewGRPC(GRPCConfig{MaxMessageSize: size})
+			if err != nil || src.MaxMessageSize() != want {
+				t.Errorf("MaxMessageSize %d: %v, %v; want %d", size, src, err, want)
+			}
+		}
+	})
 	t.Run("missing CA file is ErrNotExist", func(t *testing.T) {
 		_, err := NewGRPC(GRPCConfig{TLS: true, CACertPath: missingCA})
 		if !errors.Is(err, fs.ErrNotExist) {
