@@ -41,6 +41,7 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 	},
 	"legacy-fractional.json":  {{}, {"email": "a@faas.com"}},
 	"null-variants.json":      {{}},
+	"odd-definitions.json":    {{}},
 	"ref-beside-members.json": {{"email": "a@faas.com"}, {"email": "b@x.com"}},
 }
 
