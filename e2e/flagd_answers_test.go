@@ -42,6 +42,7 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 	"legacy-fractional.json":  {{}, {"email": "a@faas.com"}},
 	"null-variants.json":      {{}},
 	"odd-definitions.json":    {{}},
+	"rule-edges.json":         {{"targetingKey": "u1", "k": 1}},
 	"ref-beside-members.json": {{"email": "a@faas.com"}, {"email": "b@x.com"}},
 }
 
@@ -90,6 +91,8 @@ var differences = map[string]difference{
 	// flagd serves it, and answers GENERAL where it serves the null.
 	"null-variants.json/null-beside-a-boolean": {"variants of mixed types break the flag", parseError},
 	"null-variants.json/null-picked":           {"variants of mixed types break the flag", parseError},
+	// A flag without variants is broken; flagd serves the code default.
+	"rule-edges.json/empty-variants": {"a flag without variants is broken", parseError},
 	// A null variant is a value of no type: TYPE_MISMATCH whatever the
 	// type asked for, where flagd answers GENERAL.
 	"null-variants.json/only-null": {"a null variant is of no type", func(_ string, r resolution) bool {
