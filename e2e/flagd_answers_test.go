@@ -40,11 +40,12 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 		{}, {"x": 1, "email": "a@faas.com", "v": "1.0.0", "targetingKey": "k"}, {"email": "b@x.com", "targetingKey": "k"},
 		{"x": 1, "targetingKey": "k2"},
 	},
-	"legacy-fractional.json":  {{}, {"email": "a@faas.com"}},
-	"null-variants.json":      {{}},
-	"odd-definitions.json":    {{}},
-	"rule-edges.json":         {{"targetingKey": "u1", "k": 1}},
-	"ref-beside-members.json": {{"email": "a@faas.com"}, {"email": "b@x.com"}},
+	"legacy-fractional.json":   {{}, {"email": "a@faas.com"}},
+	"fractional-variants.json": {{"targetingKey": "u1"}, {"targetingKey": "u7"}},
+	"null-variants.json":       {{}},
+	"odd-definitions.json":     {{}},
+	"rule-edges.json":          {{"targetingKey": "u1", "k": 1}},
+	"ref-beside-members.json":  {{"email": "a@faas.com"}, {"email": "b@x.com"}},
 }
 
 // answer is one row: a flag of a file asked in a context, read as each of
