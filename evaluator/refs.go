@@ -103,20 +103,16 @@ func (s *substitution) substitute(raw any) (any, bool) {
 	return raw, false
 }
 
-// evaluator is what {"$ref": name} stands for.
+// evaluator is what {"$ref": name} stands for. A name of no entry is a
+// problem at the "$ref" member, and the part that stands for it says so
+// when an evaluation reaches it.
 func (s *substitution) evaluator(name string) (any, bool) {
 	entry, found := s.l.evaluators[name]
-	if !found {
-		names := slices.Collect(maps.Keys(s.l.evaluators))
-		return s.unresolved(fmt.Sprintf("$ref %q names no entry of $evaluators", name), suggest.Hint(name, names), ErrUnresolvedRef)
+	if found {
+		return entry, true
 	}
-	return entry, true
-}
-
-// unresolved records the problem of a $ref, of the kind cause (or none), at its "$ref" member, where
-// the part that stands for it says it is when an evaluation reaches it.
-func (s *substitution) unresolved(msg, hint string, cause error) (any, bool) {
-	err := &CompileError{Msg: msg, hint: hint, cause: cause}
+	names := slices.Collect(maps.Keys(s.l.evaluators))
+	err := &CompileError{Msg: fmt.Sprintf("$ref %q names no entry of $evaluators", name), hint: suggest.Hint(name, names), cause: ErrUnresolvedRef}
 	s.problems = append(s.problems, issue{[]string{"$ref"}, err})
 	return unresolvedRef{err: err}, true
 }
