@@ -210,21 +210,30 @@ func TestServeOverrideBadInput(t *testing.T) {
 	}
 }
 
+// teamFiles writes flags.json (color red) in a new directory, and beside
+// it a directory teams/ of a.json (banner) and b.json (pager, of flag set
+// ops), to serve with --selector-dir.
+func teamFiles(t *testing.T) (dir, path, teams string) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, "flags.json")
+	writeFile(t, path, colorDoc("red"))
+	teams = filepath.Join(dir, "teams")
+	if err := os.Mkdir(teams, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(teams, "a.json"), `{"flags": {"banner": {"state": "ENABLED", "variants": {"big": "big"}, "defaultVariant": "big"}}}`)
+	writeFile(t, filepath.Join(teams, "b.json"), `{"metadata": {"flagSetId": "ops"}, "flags": {"pager": {"state": "ENABLED", "variants": {"on": "on"}, "defaultVariant": "on"}}}`)
+	return dir, path, teams
+}
+
 // With several files, an override's flag replaces the flag in each file
 // that defines it, and a flag no file defines goes into every file, so
 // that each flag set has it. A file is not made a source of a flag only
 // another file defines: in flagd's store, the later of two files with the
 // same flag would take it from the earlier one's selection.
 func TestServeOverrideSelectorDir(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "flags.json")
-	writeFile(t, path, colorDoc("red"))
-	teams := filepath.Join(dir, "teams")
-	if err := os.Mkdir(teams, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(teams, "a.json"), `{"flags": {"banner": {"state": "ENABLED", "variants": {"big": "big"}, "defaultVariant": "big"}}}`)
-	writeFile(t, filepath.Join(teams, "b.json"), `{"metadata": {"flagSetId": "ops"}, "flags": {"pager": {"state": "ENABLED", "variants": {"on": "on"}, "defaultVariant": "on"}}}`)
+	dir, path, teams := teamFiles(t)
 	over := filepath.Join(dir, "override.json")
 	writeFile(t, over, `{"flags": {
   "color": {"state": "ENABLED", "variants": {"blue": "blue"}, "defaultVariant": "blue"},
@@ -259,15 +268,7 @@ func TestServeOverrideSelectorDir(t *testing.T) {
 // follower as one change: it never sees some of the files changed and not
 // the others.
 func TestServeOverrideOneChangeForEveryFile(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "flags.json")
-	writeFile(t, path, colorDoc("red"))
-	teams := filepath.Join(dir, "teams")
-	if err := os.Mkdir(teams, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(teams, "a.json"), `{"flags": {"banner": {"state": "ENABLED", "variants": {"big": "big"}, "defaultVariant": "big"}}}`)
-	writeFile(t, filepath.Join(teams, "b.json"), `{"metadata": {"flagSetId": "ops"}, "flags": {"pager": {"state": "ENABLED", "variants": {"on": "on"}, "defaultVariant": "on"}}}`)
+	dir, path, teams := teamFiles(t)
 	over := filepath.Join(dir, "override.json")
 	r := startServe(t, path, "--addr", "127.0.0.1:0", "--selector-dir", teams, "--override", over)
 	p := connect(t, flagsnap.WithHost("127.0.0.1"), flagsnap.WithPort(r.port(t)))
