@@ -106,15 +106,22 @@ func TestAttachCountsUnusedFlagsWithoutAllocating(t *testing.T) {
 	}
 }
 
+// changedVariants is a counter whose flag f served "on" of on/off once,
+// then "no" once after a set changed its variants to yes/no; v1 is the
+// replaced set, of on/off.
+func changedVariants() (c *Counter, v1 *Table) {
+	c = NewCounter(time.Now())
+	v1 = attach(c, newSet("f", onOff))
+	v1.Served(0, 0)
+	attach(c, newSet("f", []string{"yes", "no"})).Served(0, 1)
+	return c, v1
+}
+
 // A flag whose variants change starts new counts, and the counts of its
 // former variants stay with the key; going back to the former variants
 // takes their counts up again.
 func TestChangedVariants(t *testing.T) {
-	c := NewCounter(time.Now())
-	v1 := attach(c, newSet("f", onOff))
-	v1.Served(0, 0)
-	v2 := attach(c, newSet("f", []string{"yes", "no"}))
-	v2.Served(0, 1)
+	c, v1 := changedVariants()
 	v1.Served(0, 1) // late, on the replaced set
 	want := map[string]uint64{"on": 1, "off": 1, "no": 1}
 	if u := c.Snapshot(time.Now()).Flags["f"]; u.Evaluations != 3 || !maps.Equal(u.Variants, want) {
@@ -131,11 +138,7 @@ func TestChangedVariants(t *testing.T) {
 // Reset zeroes the counts of a key's former variants too, and an
 // evaluation on the replaced set then counts in them afresh.
 func TestResetZeroesFormerVariants(t *testing.T) {
-	c := NewCounter(time.Now())
-	v1 := attach(c, newSet("f", onOff))
-	v1.Served(0, 0)
-	v2 := attach(c, newSet("f", []string{"yes", "no"}))
-	v2.Served(0, 1)
+	c, v1 := changedVariants()
 	c.Reset(time.Now())
 	if u := c.Snapshot(time.Now()).Flags["f"]; u.Evaluations != 0 || len(u.Variants) != 0 {
 		t.Errorf("after Reset: %+v", u)
@@ -149,11 +152,7 @@ func TestResetZeroesFormerVariants(t *testing.T) {
 // A key that leaves takes the counts of its former variants with it: it
 // is reported removed with them, and starts afresh when it comes back.
 func TestAKeyThatLeavesTakesItsFormerVariants(t *testing.T) {
-	c := NewCounter(time.Now())
-	v1 := attach(c, newSet("f", onOff))
-	v1.Served(0, 0)
-	v2 := attach(c, newSet("f", []string{"yes", "no"}))
-	v2.Served(0, 1)
+	c, _ := changedVariants()
 	removed, unused := c.Attach(c.NewTable(newSet("g", onOff)))
 	want := map[string]uint64{"on": 1, "no": 1}
 	if f := removed["f"]; len(removed) != 1 || unused != 0 || f.Evaluations != 2 || !maps.Equal(f.Variants, want) {
