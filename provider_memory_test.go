@@ -24,8 +24,16 @@ const brokenDefault = `{"flags": {
 // initialised.
 func onMemory(t *testing.T, opts ...Option) (*Provider, *source.Memory, events) {
 	t.Helper()
-	m := source.NewMemory([]byte(flagsV1))
-	p, err := NewProvider(append([]Option{WithSource(m)}, opts...)...)
+	return onMemoryDoc(t, flagsV1, opts...)
+}
+
+// onMemoryDoc returns a provider on a memory source holding doc, with
+// opts and without the environment, initialised and shut down with the
+// test.
+func onMemoryDoc(t *testing.T, doc string, opts ...Option) (*Provider, *source.Memory, events) {
+	t.Helper()
+	m := source.NewMemory([]byte(doc))
+	p, err := NewProvider(append([]Option{WithoutEnv(), WithSource(m)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

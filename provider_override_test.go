@@ -47,21 +47,6 @@ func (e events) expectChange(keys ...string) {
 	}
 }
 
-// onFlags is a provider on doc in memory (WithFlags), with opts,
-// initialised and shut down with the test.
-func onFlags(t *testing.T, doc string, opts ...Option) *Provider {
-	t.Helper()
-	p, err := NewProvider(append([]Option{WithoutEnv(), WithFlags([]byte(doc))}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Shutdown)
-	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // overrideOnly is the layer of the status, which must be the only one.
 func overrideOnly(t *testing.T, p *Provider) LayerStatus {
 	t.Helper()
@@ -248,7 +233,7 @@ func TestOverrideRefAcrossLayersRefused(t *testing.T) {
     "targeting": {"if": [{"$ref": "gold"}, "on"]}}}}`
 	const over = `{"flags": {"beta": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
     "targeting": {"if": [{"$ref": "gold"}, "off", "on"]}}}}`
-	p := onFlags(t, main, WithOverrideSource(source.NewMemory([]byte(over))))
+	p, _, _ := onMemoryDoc(t, main, WithOverrideSource(source.NewMemory([]byte(over))))
 	eventually(t, "the refusal", func() bool { return overrideOnly(t, p).State == LayerError })
 	if l := overrideOnly(t, p); !strings.Contains(l.LastError, `$ref "gold"`) || !strings.Contains(l.LastError, "resolves in the document that defines the flag") {
 		t.Errorf("last error %q", l.LastError)
@@ -265,7 +250,7 @@ func TestOverrideSourcesInOrder(t *testing.T) {
   "color": {"state": "ENABLED", "variants": {"red": "red", "blue": "blue", "green": "green"}, "defaultVariant": "green"},
   "size":  {"state": "ENABLED", "variants": {"s": "s"}, "defaultVariant": "s", "metadata": {"owner": "me"}}}}`
 	a, b := source.NewMemory([]byte(first)), source.NewMemory([]byte(colorBlue))
-	p := onFlags(t, flagsV1, WithOverrideSource(a), WithOverrideSource(b))
+	p, _, _ := onMemoryDoc(t, flagsV1, WithOverrideSource(a), WithOverrideSource(b))
 	eventually(t, "both layered", func() bool {
 		st := p.SourceStatus()
 		return len(st.Overrides) == 2 && st.Overrides[0].State == LayerServing && st.Overrides[1].State == LayerServing
@@ -364,7 +349,7 @@ func TestOverrideShadowingManyFlags(t *testing.T) {
 		return `{"flags": {` + strings.Join(flags, ",") + `}}`
 	}
 	var logs logtest.Buffer
-	p := onFlags(t, doc("a"), WithOverrideSource(source.NewMemory([]byte(doc("b")))),
+	p, _, _ := onMemoryDoc(t, doc("a"), WithOverrideSource(source.NewMemory([]byte(doc("b")))),
 		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	eventually(t, "the override layered", func() bool { return len(p.SourceStatus().Overridden) == 25 })
 	eventually(t, "the WARN lines", func() bool { return logs.Count("overrides shadow more flags of the source") == 1 })
@@ -416,7 +401,7 @@ func (g givingUpSource) Run(_ context.Context, s source.Sink) error {
 // An override source that stops for good is an error, and its last good
 // flags stay layered.
 func TestOverrideSourceThatGivesUp(t *testing.T) {
-	p := onFlags(t, flagsV1, WithOverrideSource(givingUpSource{colorBlue, errors.New("the bucket is gone")}))
+	p, _, _ := onMemoryDoc(t, flagsV1, WithOverrideSource(givingUpSource{colorBlue, errors.New("the bucket is gone")}))
 	eventually(t, "the failure", func() bool { return overrideOnly(t, p).State == LayerError })
 	if st := overrideOnly(t, p); !strings.Contains(st.LastError, "the bucket is gone") || st.Flags != 1 {
 		t.Errorf("override %+v, want its error and its one flag", st)
@@ -442,7 +427,7 @@ func TestOverrideOptionsRefuseNothing(t *testing.T) {
 func TestOverrideFileUnreadable(t *testing.T) {
 	var logs logtest.Buffer
 	dir := t.TempDir()
-	p := onFlags(t, flagsV1, WithOverrideFile(dir), WithLogger(logs.Logger()))
+	p, _, _ := onMemoryDoc(t, flagsV1, WithOverrideFile(dir), WithLogger(logs.Logger()))
 	eventually(t, "the error", func() bool { return overrideOnly(t, p).State == LayerError })
 	if st := overrideOnly(t, p); st.LastError == "" || st.Flags != 0 {
 		t.Errorf("override %+v, want its error and no flags", st)

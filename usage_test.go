@@ -339,20 +339,6 @@ func TestUsageCountsErrorsByCode(t *testing.T) {
 	}
 }
 
-func onMemoryDoc(t *testing.T, doc string, opts ...Option) (*Provider, *source.Memory, events) {
-	t.Helper()
-	m := source.NewMemory([]byte(doc))
-	p, err := NewProvider(append([]Option{WithSource(m)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Shutdown)
-	if err := p.Init(openfeature.EvaluationContext{}); err != nil {
-		t.Fatal(err)
-	}
-	return p, m, events{t: t, ch: p.EventChannel()}
-}
-
 // Flags that stay keep their counts across updates; a flag whose variants
 // change keeps the counts of its former ones.
 func TestUsageSurvivesUpdates(t *testing.T) {
