@@ -46,6 +46,19 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 	"odd-definitions.json":     {{}},
 	"rule-edges.json":          {{"targetingKey": "u1", "k": 1}},
 	"ref-beside-members.json":  {{"email": "a@faas.com"}, {"email": "b@x.com"}},
+	"custom-operators.json": {
+		{"v": "1.0.0", "w": "1.0.0"}, {"v": "v1.0.0", "w": "1.0.0"}, {"v": "V1.0.0", "w": "1.0.0"},
+		{"v": "1.0", "w": "1.0.0"}, {"v": "1", "w": "1.0.0"}, {"v": "1.0.0-alpha", "w": "1.0.0"},
+		{"v": "1.0.0-alpha.1", "w": "1.0.0-alpha.beta"}, {"v": "1.0.0-rc.2", "w": "1.0.0-rc.10"},
+		{"v": "1.0.0+build.5", "w": "1.0.0"}, {"v": "1.2.3", "w": "1.2.0"}, {"v": "1.3.0", "w": "1.2.0"},
+		{"v": "2.0.0", "w": "1.2.0"}, {"v": "0.2.5", "w": "0.2.0"}, {"v": "0.3.0", "w": "0.2.0"},
+		{"v": "0.0.3", "w": "0.0.2"}, {"v": "01.0.0", "w": "1.0.0"}, {"v": 1, "w": "1.0.0"},
+		{"v": 1.5, "w": "1.5.0"}, {"v": " 1.0.0", "w": "1.0.0"}, {"v": "", "w": "1.0.0"},
+		{"v": "1.0.0", "w": "v1"}, {"v": "1.2.3-beta", "w": "1.2.0"}, {"v": "1.2.3", "w": "1.2.3-beta"},
+		{"s": "abc", "p": "ab"}, {"s": "abc", "p": "bc"}, {"s": "abc", "p": ""}, {"s": "ABC", "p": "ab"},
+		{"s": 123, "p": "1"}, {"s": 123, "p": "3"}, {"s": "123", "p": 1}, {"s": true, "p": "t"},
+		{"s": "héllo", "p": "hé"}, {"s": "x"}, {"p": "x"},
+	},
 }
 
 // answer is one row: a flag of a file asked in a context, read as each of
