@@ -46,6 +46,13 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 	"odd-definitions.json":     {{}},
 	"rule-edges.json":          {{"targetingKey": "u1", "k": 1}},
 	"ref-beside-members.json":  {{"email": "a@faas.com"}, {"email": "b@x.com"}},
+	"fractional-inputs.json": {
+		{}, {"targetingKey": "u1"}, {"targetingKey": "u2", "id": "u2"}, {"targetingKey": "u3", "id": 7},
+		{"targetingKey": "u4", "id": true}, {"targetingKey": "u5", "id": nil}, {"targetingKey": "u6", "id": 1.5},
+		{"id": "alice", "w": 0}, {"id": "bob", "w": 30}, {"id": "carol", "w": "30"}, {"id": "dave", "w": -5},
+		{"id": "erin", "pick": "a"}, {"id": "frank", "pick": "nope"}, {"id": "gina", "pick": 1},
+		{"id": "", "targetingKey": ""}, {"id": "h\u00e9"}, {"id": []any{"x"}},
+	},
 	"custom-operators.json": {
 		{"v": "1.0.0", "w": "1.0.0"}, {"v": "v1.0.0", "w": "1.0.0"}, {"v": "V1.0.0", "w": "1.0.0"},
 		{"v": "1.0", "w": "1.0.0"}, {"v": "1", "w": "1.0.0"}, {"v": "1.0.0-alpha", "w": "1.0.0"},
