@@ -39,10 +39,11 @@ var daemonContexts = []openfeature.FlattenedContext{
 
 // ofrepAnswer is flagd's own resolution of a flag over OFREP.
 type ofrepAnswer struct {
-	Value     any    `json:"value"`
-	Variant   string `json:"variant"`
-	Reason    string `json:"reason"`
-	ErrorCode string `json:"errorCode"`
+	Value     any            `json:"value"`
+	Variant   string         `json:"variant"`
+	Reason    string         `json:"reason"`
+	ErrorCode string         `json:"errorCode"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
 }
 
 // TestAgainstFlagdDaemon runs the real flagd daemon on the testbed's merged
@@ -209,9 +210,10 @@ func askFlagd(t *testing.T, port int, key string, ec openfeature.FlattenedContex
 	return a
 }
 
-// sameAsFlagd compares what OFREP carries: value, variant, reason, error.
+// sameAsFlagd compares what OFREP carries: value, variant, reason, error
+// and metadata.
 func sameAsFlagd(got resolution, flagd ofrepAnswer) bool {
-	if got.ErrorCode != flagd.ErrorCode {
+	if got.ErrorCode != flagd.ErrorCode || !sameMetadata(got.Metadata, flagd.Metadata) {
 		return false
 	}
 	if flagd.ErrorCode != "" {
@@ -226,6 +228,14 @@ func sameAsFlagd(got resolution, flagd ofrepAnswer) bool {
 		return true
 	}
 	return reflect.DeepEqual(normalJSON(got.Value), normalJSON(flagd.Value))
+}
+
+// sameMetadata compares flag metadata as JSON, none and empty alike.
+func sameMetadata(a, b map[string]any) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	return reflect.DeepEqual(normalJSON(a), normalJSON(b))
 }
 
 func normalJSON(v any) any {
