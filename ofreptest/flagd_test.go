@@ -30,6 +30,7 @@ type wireAnswer struct {
 	Variant   string
 	Reason    string
 	ErrorCode string
+	Metadata  string // canonical JSON; "" when absent or empty
 }
 
 // wireFields is the JSON of one flag's answer, single or in a bulk list.
@@ -39,10 +40,15 @@ type wireFields struct {
 	Variant   string          `json:"variant"`
 	Reason    string          `json:"reason"`
 	ErrorCode string          `json:"errorCode"`
+	Metadata  json.RawMessage `json:"metadata"`
 }
 
 func (f wireFields) answer(status int) wireAnswer {
-	return wireAnswer{Status: status, Key: f.Key, Value: canonicalJSON(f.Value), Variant: f.Variant, Reason: f.Reason, ErrorCode: f.ErrorCode}
+	meta := canonicalJSON(f.Metadata)
+	if meta == "{}" {
+		meta = ""
+	}
+	return wireAnswer{Status: status, Key: f.Key, Value: canonicalJSON(f.Value), Variant: f.Variant, Reason: f.Reason, ErrorCode: f.ErrorCode, Metadata: meta}
 }
 
 // ofrepClient asks one OFREP server.
