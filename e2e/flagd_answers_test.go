@@ -47,6 +47,11 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 	"rule-edges.json":          {{"targetingKey": "u1", "k": 1}},
 	"ref-beside-members.json":  {{"email": "a@faas.com"}, {"email": "b@x.com"}},
 	"metadata.json":            {{}, {"u": 1}},
+	"context-properties.json": {
+		{}, {"targetingKey": "u1"}, {"$flagd": map[string]any{"flagKey": "other", "timestamp": 1}},
+		{"$flagd.flagKey": "other"}, {"a.b": 1}, {"a": map[string]any{"b": 1}}, {"a.b": 2, "a": map[string]any{"b": 1}},
+		{"list": []any{"one", "two"}}, {"list": map[string]any{"1": "two"}}, {"targetingKey": ""},
+	},
 	"fractional-inputs.json": {
 		{}, {"targetingKey": "u1"}, {"targetingKey": "u2", "id": "u2"}, {"targetingKey": "u3", "id": 7},
 		{"targetingKey": "u4", "id": true}, {"targetingKey": "u5", "id": nil}, {"targetingKey": "u6", "id": 1.5},
