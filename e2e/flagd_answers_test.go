@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/open-feature/go-sdk/openfeature"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/flagsnap/flagsnap"
 	"github.com/flagsnap/flagsnap/syncserver"
@@ -46,6 +47,7 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 	"odd-definitions.json":     {{}},
 	"rule-edges.json":          {{"targetingKey": "u1", "k": 1}},
 	"ref-beside-members.json":  {{"email": "a@faas.com"}, {"email": "b@x.com"}},
+	"yaml-forms.yaml":          {{}, {"n": 16}},
 	"metadata.json":            {{}, {"u": 1}},
 	"context-properties.json": {
 		{}, {"targetingKey": "u1"}, {"$flagd": map[string]any{"flagKey": "other", "timestamp": 1}},
@@ -119,6 +121,7 @@ var differences = map[string]difference{
 	// flagd serves it, and answers GENERAL where it serves the null.
 	"null-variants.json/null-beside-a-boolean": {"variants of mixed types break the flag", parseError},
 	"null-variants.json/null-picked":           {"variants of mixed types break the flag", parseError},
+	"yaml-forms.yaml/tilde-null":               {"variants of mixed types break the flag", parseError},
 	// A flag without variants is broken; flagd serves the code default.
 	"rule-edges.json/empty-variants": {"a flag without variants is broken", parseError},
 	// A null variant is a value of no type: TYPE_MISMATCH whatever the
@@ -175,10 +178,7 @@ func recordAnswers(t *testing.T, bin string) {
 				Variants map[string]any `json:"variants"`
 			} `json:"flags"`
 		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := readAnswerFile(t, path)
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.UseNumber() // a number out of float64's range is a row too
 		if err := dec.Decode(&doc); err != nil {
@@ -230,10 +230,7 @@ func TestFlagdAnswers(t *testing.T) {
 	providers := map[string][2]*flagsnap.Provider{}
 	for file := range answerFiles {
 		path := filepath.Join(answersDir, file)
-		doc, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		doc := readAnswerFile(t, path)
 		srv, err := syncserver.New(syncserver.WithFlags(doc), syncserver.WithFlagdEncoding("file:"+path))
 		if err != nil {
 			t.Fatal(err)
@@ -314,6 +311,27 @@ func TestFlagdAnswers(t *testing.T) {
 		}
 	}
 	t.Logf("%d answers compared with flagd's", compared)
+}
+
+// readAnswerFile reads a file of the table as JSON: a YAML file as flagd
+// converts it, which is also what its sync stream sends.
+func readAnswerFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Ext(path) != ".yaml" {
+		return b
+	}
+	var doc any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // waitFlags gives flagd time to read its file, which it does after it
