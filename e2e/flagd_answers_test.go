@@ -47,6 +47,7 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 	"odd-definitions.json":     {{}},
 	"rule-edges.json":          {{"targetingKey": "u1", "k": 1}},
 	"ref-beside-members.json":  {{"email": "a@faas.com"}, {"email": "b@x.com"}},
+	"duplicate-members.json":   {{}, {"k": 1}, {"k": "cat"}, {"k": []any{"a"}}},
 	"yaml-forms.yaml":          {{}, {"n": 16}},
 	"metadata.json":            {{}, {"u": 1}},
 	"context-properties.json": {
