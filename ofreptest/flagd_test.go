@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -464,4 +465,74 @@ func TestAgainstFlagdOFREPContextOptions(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestAgainstFlagdOFREPRequestBodies sends both servers the same request
+// bodies, well formed and not, for one flag and for all, and compares the
+// HTTP status and error code. Where flagd evaluates a body that is not what
+// OFREP says (a context that is not an object, a targetingKey that is not a
+// string, data after the object) as if its context were empty, flagsnap
+// answers 400 INVALID_CONTEXT, as docs/ofrep.md says.
+func TestAgainstFlagdOFREPRequestBodies(t *testing.T) {
+	bin := flagdBin(t)
+	var doc document
+	for _, d := range ownDocuments(t) {
+		if d.name == "flags" {
+			doc = d
+		}
+	}
+	flagdBase := startFlagd(t, bin, doc.write(t))
+	oursBase := ofrepServer(t, newProvider(t, flagsnap.WithFlags(doc.data)))
+	client := newClient(t)
+	key := doc.keys(t)[0]
+	type outcome struct {
+		status int
+		code   string
+	}
+	ok, invalid := outcome{http.StatusOK, ""}, outcome{http.StatusBadRequest, string(openfeature.InvalidContextCode)}
+	for _, tc := range []struct {
+		name, body   string
+		ours, theirs outcome
+	}{
+		{"not JSON", `notjson`, invalid, invalid},
+		{"empty", ``, ok, ok},
+		{"no context", `{}`, ok, ok},
+		{"null context", `{"context":null}`, ok, ok},
+		{"other members", `{"context":{},"extra":1}`, ok, ok},
+		{"context a number", `{"context":5}`, invalid, ok},
+		{"context an array", `{"context":[]}`, invalid, ok},
+		{"targetingKey a number", `{"context":{"targetingKey":5}}`, invalid, ok},
+		{"data after the object", `{"context":{}} more`, invalid, ok},
+	} {
+		for _, path := range []string{"/ofrep/v1/evaluate/flags/" + key, "/ofrep/v1/evaluate/flags"} {
+			ours := postRaw(t, client, oursBase+path, tc.body)
+			theirs := postRaw(t, client, flagdBase+path, tc.body)
+			if (outcome{ours.Status, ours.ErrorCode}) != tc.ours || (outcome{theirs.Status, theirs.ErrorCode}) != tc.theirs {
+				t.Errorf("%s, %s: flagsnap %d %q, flagd %d %q; want flagsnap %v, flagd %v",
+					tc.name, path, ours.Status, ours.ErrorCode, theirs.Status, theirs.ErrorCode, tc.ours, tc.theirs)
+			}
+		}
+	}
+}
+
+// postRaw posts body as it is, and reads the status and error code.
+func postRaw(t *testing.T, client *http.Client, url, body string) wireAnswer {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("posting %q to %s: %v", body, url, err)
+	}
+	defer resp.Body.Close()
+	var f wireFields
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&f); err != nil {
+		t.Fatalf("the answer to %q from %s (%d): %v", body, url, resp.StatusCode, err)
+	}
+	return f.answer(resp.StatusCode)
 }
