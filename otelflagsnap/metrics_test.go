@@ -160,7 +160,7 @@ func points(t *testing.T, m metricdata.Metrics) map[string]series {
 		var kv []string
 		for _, a := range attrs.ToSlice() {
 			if a.Key != providerAttr && a.Key != nameAttr {
-				kv = append(kv, string(a.Key)+"="+a.Value.Emit())
+				kv = append(kv, string(a.Key)+"="+a.Value.String())
 			}
 		}
 		key := strings.Join(kv, ",")
