@@ -230,9 +230,9 @@ func TestFlagdAnswers(t *testing.T) {
 	rows := loadAnswers(t)
 	providers := map[string][2]*flagsnap.Provider{}
 	for file := range answerFiles {
-		path := filepath.Join(answersDir, file)
+		path, _ := filepath.Abs(filepath.Join(answersDir, file))
 		doc := readAnswerFile(t, path)
-		srv, err := syncserver.New(syncserver.WithFlags(doc), syncserver.WithFlagdEncoding("file:"+path))
+		srv, err := syncserver.New(syncserver.WithFlags(doc), syncserver.WithFlagdEncoding(path))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -119,8 +119,8 @@ func WithCertificate(cert tls.Certificate) Option {
 
 // WithFlagdEncoding makes the server send every flag set as the flagd
 // daemon (v0.16) re-encodes what it reads: "defaultVariant" is "" for a
-// flag without one, every flag carries "source": source (flagd puts the
-// URI it read the flag from there), $evaluators are substituted into the
+// flag without one, every flag carries "source": source (flagd puts where
+// it read the flag there: a file's path, without "file:"), $evaluators are substituted into the
 // rules and dropped, and the flag-set metadata is folded into each flag's
 // metadata and dropped from the top level. Numbers pass through float64,
 // as in flagd. A document that is not a JSON object is served as given.
