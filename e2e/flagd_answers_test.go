@@ -48,6 +48,7 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 	"rule-edges.json":          {{"targetingKey": "u1", "k": 1}},
 	"ref-beside-members.json":  {{"email": "a@faas.com"}, {"email": "b@x.com"}},
 	"duplicate-members.json":   {{}, {"k": 1}, {"k": "cat"}, {"k": []any{"a"}}},
+	"empty-evaluator.json":     {{"email": "a@faas.com"}},
 	"yaml-forms.yaml":          {{}, {"n": 16}},
 	"metadata.json":            {{}, {"u": 1}},
 	"context-properties.json": {
@@ -123,6 +124,18 @@ var differences = map[string]difference{
 	"null-variants.json/null-beside-a-boolean": {"variants of mixed types break the flag", parseError},
 	"null-variants.json/null-picked":           {"variants of mixed types break the flag", parseError},
 	"yaml-forms.yaml/tilde-null":               {"variants of mixed types break the flag", parseError},
+	// flagd refuses the whole file over an evaluator that is {} (its
+	// substitution works on the JSON text); flagsnap substitutes it, as
+	// data.
+	"empty-evaluator.json/uses-empty": {"an empty evaluator is data", func(_ string, r resolution) bool {
+		return r.ErrorCode == "" && r.Variant == "off" && r.Reason == "TARGETING_MATCH"
+	}},
+	"empty-evaluator.json/uses-staff": {"an empty evaluator is data", func(_ string, r resolution) bool {
+		return r.ErrorCode == "" && r.Variant == "on" && r.Reason == "TARGETING_MATCH"
+	}},
+	"empty-evaluator.json/plain": {"an empty evaluator is data", func(_ string, r resolution) bool {
+		return r.ErrorCode == "" && r.Variant == "on" && r.Reason == "STATIC"
+	}},
 	// A flag without variants is broken; flagd serves the code default.
 	"rule-edges.json/empty-variants": {"a flag without variants is broken", parseError},
 	// A null variant is a value of no type: TYPE_MISMATCH whatever the
@@ -141,10 +154,10 @@ var differences = map[string]difference{
 }
 
 // refusedWhole are the files the daemon refuses whole, over one number out
-// of range: its sync stream sends none of their flags, where a sync server
-// with flagd's encoding sends every flag, and flagsnap refuses only the
-// broken one.
-var refusedWhole = map[string]bool{"out-of-range-variant.json": true, "out-of-range-rule.json": true}
+// of range or an empty evaluator: its sync stream sends none of their
+// flags, where a sync server with flagd's encoding sends every flag, and
+// flagsnap refuses only a broken one.
+var refusedWhole = map[string]bool{"out-of-range-variant.json": true, "out-of-range-rule.json": true, "empty-evaluator.json": true}
 
 // overflows are the rows whose integer reading in flagd converts a float
 // past int64's range, which Go leaves to the machine: flagsnap answers
