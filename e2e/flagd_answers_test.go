@@ -49,6 +49,7 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 	"ref-beside-members.json":  {{"email": "a@faas.com"}, {"email": "b@x.com"}},
 	"duplicate-members.json":   {{}, {"k": 1}, {"k": "cat"}, {"k": []any{"a"}}},
 	"empty-evaluator.json":     {{"email": "a@faas.com"}},
+	"flags-array.json":         {{}},
 	"yaml-forms.yaml":          {{}, {"n": 16}},
 	"metadata.json":            {{}, {"u": 1}},
 	"context-properties.json": {
@@ -187,27 +188,17 @@ func recordAnswers(t *testing.T, bin string) {
 	slices.Sort(files)
 	for _, file := range files {
 		path, _ := filepath.Abs(filepath.Join(answersDir, file))
-		var doc struct {
-			Flags map[string]struct {
-				Variants map[string]any `json:"variants"`
-			} `json:"flags"`
-		}
-		b := readAnswerFile(t, path)
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.UseNumber() // a number out of float64's range is a row too
-		if err := dec.Decode(&doc); err != nil {
-			t.Fatal(err)
-		}
+		flags := answerFileFlags(t, path)
 		f := newFlagd(t, bin, path)
 		ofrep := f.OFREPPort
-		keys := make([]string, 0, len(doc.Flags))
-		for k := range doc.Flags {
+		keys := make([]string, 0, len(flags))
+		for k := range flags {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
 		waitFlags(t, ofrep, keys)
 		for _, key := range keys {
-			types := []string{variantKind(floats(doc.Flags[key].Variants))}
+			types := []string{variantKind(floats(flags[key]))}
 			if types[0] == "int" {
 				types = append(types, "float")
 			}
@@ -325,6 +316,45 @@ func TestFlagdAnswers(t *testing.T) {
 		}
 	}
 	t.Logf("%d answers compared with flagd's", compared)
+}
+
+// answerFileFlags reads the variants of each flag of a file of the table,
+// by key, from a "flags" object or array (the last definition of a key).
+func answerFileFlags(t *testing.T, path string) map[string]map[string]any {
+	t.Helper()
+	type flag struct {
+		Key      any            `json:"key"`
+		Variants map[string]any `json:"variants"`
+	}
+	var doc struct {
+		Flags json.RawMessage `json:"flags"`
+	}
+	if err := json.Unmarshal(readAnswerFile(t, path), &doc); err != nil {
+		t.Fatal(err)
+	}
+	decode := func(v any) error {
+		dec := json.NewDecoder(bytes.NewReader(doc.Flags))
+		dec.UseNumber() // a number out of float64's range is a row too
+		return dec.Decode(v)
+	}
+	out := map[string]map[string]any{}
+	var byKey map[string]flag
+	if err := decode(&byKey); err == nil {
+		for k, f := range byKey {
+			out[k] = f.Variants
+		}
+		return out
+	}
+	var list []flag
+	if err := decode(&list); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range list {
+		if k, ok := f.Key.(string); ok && k != "" {
+			out[k] = f.Variants
+		}
+	}
+	return out
 }
 
 // readAnswerFile reads a file of the table as JSON: a YAML file as flagd

@@ -140,33 +140,30 @@ func decodedDef(key string, raw any, index int) flagDef {
 	return flagDef{key: key, fields: f, index: index, object: true, refs: true}
 }
 
-// arrayDefinitions checks the keys that the entries of an array of flags
-// carry: a missing key is a problem, a repeated one its first entry's.
+// arrayDefinitions checks that the entries of an array of flags carry a
+// key: one without is a problem, and cannot be asked for.
 func arrayDefinitions(defs flagDefs) flagDefs {
-	seen := map[string]*flagDef{}
 	for fd := range defs.all() {
 		if fd.key == "" {
 			fd.key, fd.unnamed = fmt.Sprintf("flags[%d]", fd.index), true
 			fd.fail(fmt.Errorf(`flag entry has no "key"`))
-			continue
 		}
-		if first, dup := seen[fd.key]; dup {
-			first.fail(fmt.Errorf("flag key is defined more than once"))
-			fd.dropped = true
-			continue
-		}
-		seen[fd.key] = fd
 	}
-	return defs.withoutDropped()
+	return defs
 }
 
-// lastOfEachKey keeps the last definition of each key, as decoding the
-// object into a map would.
-func lastOfEachKey(defs flagDefs) flagDefs {
+// lastOfEachKey keeps the last definition of each key, as flagd does, and
+// as decoding a "flags" object into a map would; each one dropped is a
+// warning.
+func (l *loader) lastOfEachKey(defs flagDefs) flagDefs {
 	last := map[string]*flagDef{}
 	for fd := range defs.all() {
+		if fd.unnamed {
+			continue
+		}
 		if earlier := last[fd.key]; earlier != nil {
 			earlier.dropped = true
+			l.warn(fd.key, earlier.path(), "flag key is defined more than once: the last definition counts")
 		}
 		last[fd.key] = fd
 	}

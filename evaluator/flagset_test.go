@@ -362,19 +362,25 @@ func TestUnknownStateIsEnabledWithAWarning(t *testing.T) {
 	}
 }
 
+// TestFlagsArrayProblems: an entry without a key is a problem; of a key
+// defined twice the last definition counts, as in flagd, with a warning.
 func TestFlagsArrayProblems(t *testing.T) {
+	var logs logtest.Buffer
 	set := mustLoad(t, `{"flags": [
 	  {"key": "twice", "state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"},
 	  {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"},
 	  {"key": "twice", "state": "ENABLED", "variants": {"on": false}, "defaultVariant": "on"},
-	  {"key": "fine", "state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"}]}`)
+	  {"key": "fine", "state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"}]}`, WithLogger(logs.Logger()))
 	if got := set.Keys(); !slices.Equal(got, []string{"fine", "twice"}) {
 		t.Errorf("keys %v", got)
 	}
-	if r := set.ResolveBool("twice", true, nil); r.Err == nil || r.Err.Code != CodeParseError || !strings.Contains(r.Err.Error(), "more than once") {
-		t.Errorf("a key defined twice: %+v", r)
+	if r := set.ResolveBool("twice", true, nil); r.Err != nil || r.Value {
+		t.Errorf("a key defined twice: %+v, want the last definition's false", r)
 	}
-	if len(set.Problems()) != 2 {
+	if w := logs.String(); !strings.Contains(w, "defined more than once") || !strings.Contains(w, "pointer=/flags/0") {
+		t.Errorf("no warning at the first definition of the key: %q", w)
+	}
+	if len(set.Problems()) != 1 || set.Problems()[0].Flag != "flags[1]" {
 		t.Errorf("problems %v", set.Problems())
 	}
 	if r := set.ResolveBool("fine", false, nil); !r.Value {
@@ -478,8 +484,6 @@ func TestProblemPaths(t *testing.T) {
 			"f", []string{"flags", "1", "defaultVariant"}, "/flags/1/defaultVariant"},
 		{"array: entry without a key", `{"flags": [{"key": "a", ` + ok + `}, {` + ok + `}]}`,
 			"flags[1]", []string{"flags", "1"}, "/flags/1"},
-		{"array: key defined twice, at the first", `{"flags": [{"key": "a", ` + ok + `}, {"key": "f", ` + ok + `}, {"key": "f", ` + ok + `}]}`,
-			"f", []string{"flags", "1"}, "/flags/1"},
 		{"YAML", "flags:\n  f:\n    variants: {a: 1}\n    targeting: {if: [{nope: 1}, a]}\n",
 			"f", []string{"flags", "f", "targeting", "if", "0", "nope"}, "/flags/f/targeting/if/0/nope"},
 	}

@@ -155,9 +155,7 @@ func (l *loader) begin(top map[string]any) (*FlagSet, error) {
 func (l *loader) finish(set *FlagSet, top map[string]any, defs flagDefs) *FlagSet {
 	index, unique := indexFlags(flagsOf(defs))
 	if !unique {
-		// A key written twice in a "flags" object: the last definition
-		// stands, as in a map.
-		defs = lastOfEachKey(defs)
+		defs = l.lastOfEachKey(defs)
 		index, _ = indexFlags(flagsOf(defs))
 	}
 	set.index = index
