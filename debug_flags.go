@@ -164,8 +164,8 @@ func yamlDefinitions(doc []byte) (map[string]json.RawMessage, error) {
 }
 
 // flagsByKey reads a document's "flags", an object or an array. Of an
-// array's entries with the same key, the first is the one the evaluator
-// keeps (as broken).
+// array's entries with the same key, the last is the one the evaluator
+// keeps, as of an object's members.
 func flagsByKey(flags json.RawMessage) (map[string]json.RawMessage, error) {
 	var byKey map[string]json.RawMessage
 	if err := json.Unmarshal(flags, &byKey); err == nil {
@@ -184,9 +184,7 @@ func flagsByKey(flags json.RawMessage) (map[string]json.RawMessage, error) {
 		if json.Unmarshal(def, &entry) != nil || json.Unmarshal(entry["key"], &key) != nil || key == "" {
 			key = fmt.Sprintf("flags[%d]", i)
 		}
-		if _, dup := byKey[key]; !dup {
-			byKey[key] = def
-		}
+		byKey[key] = def
 	}
 	return byKey, nil
 }

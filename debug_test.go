@@ -703,7 +703,7 @@ func TestDebugDefinitionsOf(t *testing.T) {
 		{"object", `{"flags": {"a": {"state": "ENABLED"}, "b": null, "a": {"state": "DISABLED"}}}`,
 			map[string]string{"a": `{"state": "DISABLED"}`, "b": `null`}},
 		{"array", "\xef\xbb\xbf" + `{"flags": [{"key": "a", "n": 1}, {"n": 2}, {"key": "a", "n": 3}, {"Key": "b"}, 7]}`,
-			map[string]string{"a": `{"key": "a", "n": 1}`, "flags[1]": `{"n": 2}`, "flags[3]": `{"Key": "b"}`, "flags[4]": `7`}},
+			map[string]string{"a": `{"key": "a", "n": 3}`, "flags[1]": `{"n": 2}`, "flags[3]": `{"Key": "b"}`, "flags[4]": `7`}},
 		{"YAML", "flags:\n  a: {state: ENABLED, variants: {1: x}}\n  2: {n: 2.5}\n",
 			map[string]string{"a": `{"state":"ENABLED","variants":{"1":"x"}}`, "2": `{"n":2.5}`}},
 		{"YAML array", "flags:\n- key: a\n- {n: 1}\n", map[string]string{"a": `{"key":"a"}`, "flags[1]": `{"n":1}`}},
