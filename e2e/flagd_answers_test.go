@@ -50,6 +50,7 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 	"duplicate-members.json":   {{}, {"k": 1}, {"k": "cat"}, {"k": []any{"a"}}},
 	"empty-evaluator.json":     {{"email": "a@faas.com"}},
 	"flags-array.json":         {{}},
+	"ref-in-variants.json":     {{}},
 	"yaml-forms.yaml":          {{}, {"n": 16}},
 	"metadata.json":            {{}, {"u": 1}},
 	"context-properties.json": {
@@ -136,6 +137,11 @@ var differences = map[string]difference{
 	}},
 	"empty-evaluator.json/plain": {"an empty evaluator is data", func(_ string, r resolution) bool {
 		return r.ErrorCode == "" && r.Variant == "on" && r.Reason == "STATIC"
+	}},
+	// $evaluators are substituted into variants and metadata too, as
+	// flagd does; an object substituted into metadata is dropped.
+	"ref-in-variants.json/meta-ref": {"metadata that is not a string, number or boolean is dropped", func(_ string, r resolution) bool {
+		return r.ErrorCode == "" && r.Variant == "a" && sameMetadata(r.Metadata, map[string]any{"s": "x", "n": 1})
 	}},
 	// A flag without variants is broken; flagd serves the code default.
 	"rule-edges.json/empty-variants": {"a flag without variants is broken", parseError},

@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
@@ -204,6 +205,39 @@ func TestRefIgnoresSpacing(t *testing.T) {
 			r := set.ResolveString(key, "fallback", map[string]any{"email": email})
 			if r.Value != want || r.Reason != ReasonTargetingMatch {
 				t.Errorf("%s, %s: %+v, want %s", key, email, r, want)
+			}
+		}
+	}
+}
+
+// A $ref is substituted in variants and metadata too, as flagd's
+// substitution of the document's text does; there a name of no entry, or
+// an object with members beside "$ref", stays as written.
+func TestRefsInVariantsAndMetadata(t *testing.T) {
+	docs := map[string]string{
+		"JSON": `{"$evaluators": {"rule": {"==": [1, 1]}, "label": "blue"},
+		  "metadata": {"set": {"$ref": "label"}},
+		  "flags": {"f": {"state": "ENABLED", "defaultVariant": "a", "targeting": {"var": "pick"}, "metadata": {"own": {"$ref": "label"}},
+		    "variants": {"a": {"$ref": "rule"}, "b": {"inner": [{"$ref": "rule"}]}, "c": {"$ref": "nobody"}, "d": {"$ref": "rule", "x": 1}}}}}`,
+		"YAML": "$evaluators: {rule: {'==': [1, 1]}, label: blue}\nmetadata: {set: {$ref: label}}\nflags:\n  f:\n" +
+			"    state: ENABLED\n    defaultVariant: a\n    targeting: {var: pick}\n    metadata: {own: {$ref: label}}\n" +
+			"    variants: {a: {$ref: rule}, b: {inner: [{$ref: rule}]}, c: {$ref: nobody}, d: {$ref: rule, x: 1}}\n",
+	}
+	want := map[string]string{
+		"a": `{"==":[1,1]}`, "b": `{"inner":[{"==":[1,1]}]}`, "c": `{"$ref":"nobody"}`, "d": `{"$ref":"rule","x":1}`,
+	}
+	for name, doc := range docs {
+		set := mustLoad(t, doc)
+		if p := set.Problems(); len(p) > 0 {
+			t.Errorf("%s: problems %v", name, p)
+		}
+		for pick, w := range want {
+			r := set.ResolveObject("f", nil, map[string]any{"pick": pick})
+			if got, _ := json.Marshal(r.Value); string(got) != w || r.Err != nil {
+				t.Errorf("%s, variant %s: %s (%v), want %s", name, pick, got, r.Err, w)
+			}
+			if m := r.Metadata; m["set"] != "blue" || m["own"] != "blue" {
+				t.Errorf("%s: metadata %v, want both entries substituted", name, m)
 			}
 		}
 	}

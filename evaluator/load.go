@@ -141,7 +141,7 @@ func (l *loader) begin(top map[string]any) (*FlagSet, error) {
 		}
 		l.evaluators = evs
 	}
-	set.metadata = l.metadata(nil, top["metadata"])
+	set.metadata = l.metadata(nil, l.resolveDataRefs(top["metadata"]))
 	ctx := canonicalAppend(nil, l.evaluators)
 	ctx = canonicalAppend(ctx, set.metadata)
 	set.reuseKey = maphash.Bytes(writtenSeed, append(ctx, byte(set.version)))

@@ -35,9 +35,22 @@ func (l *loader) resolveRefs(raw any) (any, []issue) {
 	return out, s.problems
 }
 
-// substitution is one rule's resolveRefs.
+// resolveDataRefs substitutes $evaluators into a flag's variants and
+// metadata too, as flagd does, whose substitution works on the whole text
+// of the document; there a name of no entry stays as written.
+func (l *loader) resolveDataRefs(raw any) any {
+	if l.noRefs {
+		return raw
+	}
+	s := substitution{l: l, data: true}
+	out, _ := s.substitute(raw)
+	return out
+}
+
+// substitution is one rule's resolveRefs, or resolveDataRefs.
 type substitution struct {
-	l *loader
+	l    *loader
+	data bool // a $ref to no entry stays as written
 	// problems have their paths innermost first while the rule is
 	// walked: each level adds its key on the way out, which costs nothing
 	// where nothing is wrong.
@@ -48,7 +61,7 @@ type substitution struct {
 func (s *substitution) substitute(raw any) (any, bool) {
 	switch t := raw.(type) {
 	case *op1:
-		if name, ok := t.val.(string); ok && t.key == "$ref" {
+		if name, ok := t.val.(string); ok && t.key == "$ref" && s.resolves(name) {
 			return s.evaluator(name)
 		}
 		n := len(s.problems)
@@ -61,7 +74,7 @@ func (s *substitution) substitute(raw any) (any, bool) {
 	case map[string]any:
 		// Only an object whose one member is "$ref" is a reference, as in
 		// flagd: one with other members beside it is data.
-		if name, ok := t["$ref"].(string); ok && len(t) == 1 {
+		if name, ok := t["$ref"].(string); ok && len(t) == 1 && s.resolves(name) {
 			return s.evaluator(name)
 		}
 		var out map[string]any
@@ -101,6 +114,13 @@ func (s *substitution) substitute(raw any) (any, bool) {
 		return out, true
 	}
 	return raw, false
+}
+
+// resolves says whether {"$ref": name} is substituted: always in a rule,
+// where a name of no entry is a problem; in data, when the entry exists.
+func (s *substitution) resolves(name string) bool {
+	_, found := s.l.evaluators[name]
+	return found || !s.data
 }
 
 // evaluator is what {"$ref": name} stands for. A name of no entry is a

@@ -51,13 +51,15 @@ func flagdEncode(doc []byte, source string) (string, error) {
 }
 
 // flagdFlag is one flag as flagd sends it: the fields of its model (a
-// missing string is ""), the evaluators substituted into its rule, the set's
-// metadata under its own and the source it was read from.
+// missing string is ""), the set's metadata under its own and the source
+// it was read from. The evaluators are substituted into its rule, and into
+// its variants and metadata too, as flagd's substitution of the whole text
+// does.
 func flagdFlag(def, setMeta, evaluators map[string]any, source string) map[string]any {
 	out := map[string]any{
 		"state":          stringOrEmpty(def["state"]),
 		"defaultVariant": stringOrEmpty(def["defaultVariant"]),
-		"variants":       def["variants"],
+		"variants":       substituteRefs(def["variants"], evaluators),
 		"source":         source,
 	}
 	if t, ok := def["targeting"]; ok && t != nil {
@@ -69,7 +71,7 @@ func flagdFlag(def, setMeta, evaluators map[string]any, source string) map[strin
 		maps.Copy(meta, m)
 	}
 	if len(meta) > 0 {
-		out["metadata"] = meta
+		out["metadata"] = substituteRefs(meta, evaluators)
 	}
 	return out
 }

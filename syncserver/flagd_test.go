@@ -34,6 +34,15 @@ func TestFlagdEncode(t *testing.T) {
 			      "source": "/f.json", "metadata": {"team": "t", "version": 2, "owner": "x"}}}}`,
 		},
 		{
+			name: "$ref in variants and metadata",
+			doc: `{"$evaluators": {"e": {"==": [1, 1]}}, "metadata": {"top": {"$ref": "e"}},
+			  "flags": {"f": {"state": "ENABLED", "variants": {"a": {"$ref": "e"}, "b": {"in": {"$ref": "e"}}, "c": {"$ref": "none"}, "d": "{\"$ref\": \"e\"}"},
+			    "defaultVariant": "a", "metadata": {"m": {"$ref": "e"}}}}}`,
+			want: `{"flags": {"f": {"state": "ENABLED", "defaultVariant": "a",
+			    "variants": {"a": {"==": [1, 1]}, "b": {"in": {"==": [1, 1]}}, "c": {"$ref": "none"}, "d": "{\"$ref\": \"e\"}"},
+			    "source": "/f.json", "metadata": {"top": {"==": [1, 1]}, "m": {"==": [1, 1]}}}}}`,
+		},
+		{
 			name: "flags as an array",
 			doc:  `{"flags": [{"key": "k", "state": "ENABLED", "variants": {"a": "A"}, "defaultVariant": "a"}]}`,
 			want: `{"flags": {"k": {"state": "ENABLED", "defaultVariant": "a", "variants": {"a": "A"}, "source": "/f.json"}}}`,

@@ -119,12 +119,14 @@ func WithCertificate(cert tls.Certificate) Option {
 
 // WithFlagdEncoding makes the server send every flag set as the flagd
 // daemon (v0.16) re-encodes what it reads: "defaultVariant" is "" for a
-// flag without one, every flag carries "source": source (flagd puts where
-// it read the flag there: a file's path, without "file:"), $evaluators are substituted into the
-// rules and dropped, and the flag-set metadata is folded into each flag's
-// metadata and dropped from the top level. Numbers pass through float64,
-// as in flagd. A document that is not a JSON object is served as given.
-// [Server.SendRaw] payloads are never re-encoded.
+// flag without one; every flag carries "source": source (flagd puts where
+// it read the flag there: a file's path, without "file:"); $evaluators
+// are substituted into the rules, and into variants and metadata too, as
+// flagd's substitution of the whole text does, and dropped; and the
+// flag-set metadata is folded into each flag's metadata and dropped from
+// the top level. Numbers pass through float64, as in flagd. A document
+// that is not a JSON object is served as given. [Server.SendRaw] payloads
+// are never re-encoded.
 func WithFlagdEncoding(source string) Option {
 	return func(c *config) { c.flagd, c.flagdSource = true, source }
 }

@@ -179,7 +179,7 @@ func standAloneFlag(f overlayFlag, evaluators, setMeta map[string]any) (map[stri
 	def := maps.Clone(f.def)
 	delete(def, "key")
 	if rule, ok := def["targeting"]; ok && rule != nil {
-		resolved, err := inlineRefs(rule, evaluators)
+		resolved, err := inlineRefs(rule, evaluators, false)
 		if err == nil && hasRef(resolved) {
 			err = errors.New("a $ref is left once the document's own $evaluators are substituted")
 		}
@@ -190,7 +190,20 @@ func standAloneFlag(f overlayFlag, evaluators, setMeta map[string]any) (map[stri
 		}
 		def["targeting"] = resolved
 	}
+	// As the loader does, $refs are substituted into the variants and the
+	// metadata too, a name of no entry left as written.
+	if v, ok := def["variants"]; ok {
+		def["variants"], _ = inlineRefs(v, evaluators, true)
+	}
 	own, _ := def["metadata"].(map[string]any)
+	if own != nil {
+		r, _ := inlineRefs(own, evaluators, true)
+		own = r.(map[string]any)
+	}
+	if setMeta != nil {
+		r, _ := inlineRefs(setMeta, evaluators, true)
+		setMeta = r.(map[string]any)
+	}
 	if len(setMeta) > 0 || own != nil {
 		meta := map[string]any{}
 		copyMetadata(meta, setMeta)
@@ -211,23 +224,27 @@ func copyMetadata(dst, src map[string]any) {
 	}
 }
 
-// inlineRefs replaces each {"$ref": name} of a rule with the named
-// evaluator, as the evaluator's loader does: only an object whose one
-// member is "$ref" is a reference (one with other members beside it is
-// data), and what an evaluator holds is not searched again.
-func inlineRefs(x any, evaluators map[string]any) (any, error) {
+// inlineRefs replaces each {"$ref": name} of a rule, or of data, with the
+// named evaluator, as the evaluator's loader does: only an object whose
+// one member is "$ref" is a reference (one with other members beside it
+// is data), and what an evaluator holds is not searched again. A name of
+// no entry is an error in a rule, and stays as written in data.
+func inlineRefs(x any, evaluators map[string]any, data bool) (any, error) {
 	switch t := x.(type) {
 	case map[string]any:
 		if name, ok := t["$ref"].(string); ok && len(t) == 1 {
 			ev, found := evaluators[name]
-			if !found {
-				return nil, fmt.Errorf("$ref %q names no entry of its document's $evaluators", name)
+			switch {
+			case found:
+				return ev, nil
+			case data:
+				return t, nil
 			}
-			return ev, nil
+			return nil, fmt.Errorf("$ref %q names no entry of its document's $evaluators", name)
 		}
 		out := make(map[string]any, len(t))
 		for k, v := range t {
-			r, err := inlineRefs(v, evaluators)
+			r, err := inlineRefs(v, evaluators, data)
 			if err != nil {
 				return nil, err
 			}
@@ -237,7 +254,7 @@ func inlineRefs(x any, evaluators map[string]any) (any, error) {
 	case []any:
 		out := make([]any, len(t))
 		for i, v := range t {
-			r, err := inlineRefs(v, evaluators)
+			r, err := inlineRefs(v, evaluators, data)
 			if err != nil {
 				return nil, err
 			}

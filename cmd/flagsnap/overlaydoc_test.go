@@ -51,11 +51,14 @@ flags:
 
 // overlayFirst has a "vip" of its own that means something else than the
 // file's, and a "$ref" beside other members, which is data, not a
-// reference, and is served as written.
+// reference, and is served as written. Its $refs in a variant and in
+// metadata resolve in its own $evaluators too, or stay as written.
 const overlayFirst = `{
   "metadata": {"flagSetId": "ops", "incident": "INC-7"},
-  "$evaluators": {"vip": {"in": [{"var": "tier"}, ["gold"]]}},
+  "$evaluators": {"vip": {"in": [{"var": "tier"}, ["gold"]]}, "label": "incident banner"},
   "flags": {
+    "banner": {"state": "ENABLED", "variants": {"rule": {"$ref": "vip"}, "none": {"$ref": "nobody"}}, "defaultVariant": "rule",
+      "targeting": {"if": [{"var": "none"}, "none"]}, "metadata": {"label": {"$ref": "label"}}},
     "checkout": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
       "targeting": {"if": [{"$ref": "vip"}, "on"]}},
     "limit": {"state": "ENABLED", "variants": {"few": 1, "many": 99}, "defaultVariant": "few",
