@@ -54,7 +54,7 @@ flags:
 // reference, and is served as written. Its $refs in a variant and in
 // metadata resolve in its own $evaluators too, or stay as written.
 const overlayFirst = `{
-  "metadata": {"flagSetId": "ops", "incident": "INC-7"},
+  "metadata": {"flagSetId": "ops", "incident": "INC-7", "note": {"$ref": "label"}},
   "$evaluators": {"vip": {"in": [{"var": "tier"}, ["gold"]]}, "label": "incident banner"},
   "flags": {
     "banner": {"state": "ENABLED", "variants": {"rule": {"$ref": "vip"}, "none": {"$ref": "nobody"}}, "defaultVariant": "rule",
@@ -178,10 +178,11 @@ func TestOverlayValues(t *testing.T) {
 		variant string
 		meta    map[string]any
 	}{
-		// The override's "vip" is by tier; the file's is by email.
-		{"checkout", map[string]any{"tier": "gold"}, "on", map[string]any{"flagSetId": "ops", "incident": "INC-7", "team": "checkout"}},
-		{"checkout", map[string]any{"email": "ada@example.com"}, "off", map[string]any{"flagSetId": "ops", "incident": "INC-7", "team": "checkout"}},
-		{"limit", map[string]any{"tier": "gold"}, "many", map[string]any{"flagSetId": "ops", "incident": "INC-7", "team": "ops"}},
+		// The override's "vip" is by tier; the file's is by email. Its
+		// metadata's $ref resolves in its own $evaluators.
+		{"checkout", map[string]any{"tier": "gold"}, "on", map[string]any{"flagSetId": "ops", "incident": "INC-7", "note": "incident banner", "team": "checkout"}},
+		{"checkout", map[string]any{"email": "ada@example.com"}, "off", map[string]any{"flagSetId": "ops", "incident": "INC-7", "note": "incident banner", "team": "checkout"}},
+		{"limit", map[string]any{"tier": "gold"}, "many", map[string]any{"flagSetId": "ops", "incident": "INC-7", "note": "incident banner", "team": "ops"}},
 		// The file's own flag, answered as the file alone answers it.
 		{"color", map[string]any{"targetingKey": "user-3"}, "blue", map[string]any{"flagSetId": "shop", "team": "checkout"}},
 	}
