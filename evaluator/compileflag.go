@@ -84,11 +84,9 @@ func (def *defFields) appendVariants(b []byte) []byte {
 func (l *loader) compileFields(fd *flagDef, def *defFields) (*flag, []FlagProblem) {
 	key := fd.key
 	def.sortVariants()
-	for i := range def.variantMembers {
-		def.variantMembers[i].val = l.resolveDataRefs(def.variantMembers[i].val)
-	}
+	l.resolveFieldRefs(def)
 	f := newFlag(key)
-	f.metadata = l.metadata(fd, l.resolveDataRefs(def.metadata))
+	f.metadata = l.metadata(fd, def.metadata)
 	switch state := def.state; state {
 	case "ENABLED":
 	case "DISABLED":

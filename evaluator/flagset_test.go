@@ -210,26 +210,32 @@ func TestRefIgnoresSpacing(t *testing.T) {
 	}
 }
 
-// A $ref is substituted in variants and metadata too, as flagd's
-// substitution of the document's text does; there a name of no entry, or
-// an object with members beside "$ref", stays as written.
+// A $ref is substituted in variants, metadata, state and defaultVariant
+// too, as flagd's substitution of the document's text does; there a name
+// of no entry, or an object with members beside "$ref", stays as written.
 func TestRefsInVariantsAndMetadata(t *testing.T) {
 	docs := map[string]string{
-		"JSON": `{"$evaluators": {"rule": {"==": [1, 1]}, "label": "blue"},
+		"JSON": `{"$evaluators": {"rule": {"==": [1, 1]}, "label": "blue", "on": "ENABLED", "second": "b"},
 		  "metadata": {"set": {"$ref": "label"}},
 		  "flags": {"f": {"state": "ENABLED", "defaultVariant": "a", "targeting": {"var": "pick"}, "metadata": {"own": {"$ref": "label"}},
-		    "variants": {"a": {"$ref": "rule"}, "b": {"inner": [{"$ref": "rule"}]}, "c": {"$ref": "nobody"}, "d": {"$ref": "rule", "x": 1}}}}}`,
-		"YAML": "$evaluators: {rule: {'==': [1, 1]}, label: blue}\nmetadata: {set: {$ref: label}}\nflags:\n  f:\n" +
+		    "variants": {"a": {"$ref": "rule"}, "b": {"inner": [{"$ref": "rule"}]}, "c": {"$ref": "nobody"}, "d": {"$ref": "rule", "x": 1}}},
+		    "g": {"state": {"$ref": "on"}, "defaultVariant": {"$ref": "second"}, "variants": {"a": 1, "b": 2}}}}`,
+		"YAML": "$evaluators: {rule: {'==': [1, 1]}, label: blue, 'on': ENABLED, second: b}\nmetadata: {set: {$ref: label}}\nflags:\n  f:\n" +
 			"    state: ENABLED\n    defaultVariant: a\n    targeting: {var: pick}\n    metadata: {own: {$ref: label}}\n" +
-			"    variants: {a: {$ref: rule}, b: {inner: [{$ref: rule}]}, c: {$ref: nobody}, d: {$ref: rule, x: 1}}\n",
+			"    variants: {a: {$ref: rule}, b: {inner: [{$ref: rule}]}, c: {$ref: nobody}, d: {$ref: rule, x: 1}}\n" +
+			"  g: {state: {$ref: 'on'}, defaultVariant: {$ref: second}, variants: {a: 1, b: 2}}\n",
 	}
 	want := map[string]string{
 		"a": `{"==":[1,1]}`, "b": `{"inner":[{"==":[1,1]}]}`, "c": `{"$ref":"nobody"}`, "d": `{"$ref":"rule","x":1}`,
 	}
 	for name, doc := range docs {
-		set := mustLoad(t, doc)
-		if p := set.Problems(); len(p) > 0 {
-			t.Errorf("%s: problems %v", name, p)
+		var logs logtest.Buffer
+		set := mustLoad(t, doc, WithLogger(logs.Logger()))
+		if p := set.Problems(); len(p) > 0 || logs.String() != "" {
+			t.Errorf("%s: problems %v, log %q", name, p, logs.String())
+		}
+		if r := set.ResolveInt("g", 0, nil); r.Value != 2 || r.Reason != ReasonStatic {
+			t.Errorf("%s: g, its state and default variant a $ref each: %+v, want b's 2", name, r)
 		}
 		for pick, w := range want {
 			r := set.ResolveObject("f", nil, map[string]any{"pick": pick})

@@ -35,9 +35,22 @@ func (l *loader) resolveRefs(raw any) (any, []issue) {
 	return out, s.problems
 }
 
-// resolveDataRefs substitutes $evaluators into a flag's variants and
-// metadata too, as flagd does, whose substitution works on the whole text
-// of the document; there a name of no entry stays as written.
+// resolveFieldRefs substitutes $evaluators into the members of a flag
+// besides its rule (state, variants, defaultVariant, metadata), as flagd
+// does, whose substitution works on the whole text of the document.
+func (l *loader) resolveFieldRefs(def *defFields) {
+	if l.noRefs {
+		return
+	}
+	def.state, def.defaultVariant = l.resolveDataRefs(def.state), l.resolveDataRefs(def.defaultVariant)
+	def.metadata = l.resolveDataRefs(def.metadata)
+	for i := range def.variantMembers {
+		def.variantMembers[i].val = l.resolveDataRefs(def.variantMembers[i].val)
+	}
+}
+
+// resolveDataRefs substitutes $evaluators into data; there a name of no
+// entry stays as written, as in flagd.
 func (l *loader) resolveDataRefs(raw any) any {
 	if l.noRefs {
 		return raw

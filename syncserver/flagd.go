@@ -52,26 +52,26 @@ func flagdEncode(doc []byte, source string) (string, error) {
 
 // flagdFlag is one flag as flagd sends it: the fields of its model (a
 // missing string is ""), the set's metadata under its own and the source
-// it was read from. The evaluators are substituted into its rule, and into
-// its variants and metadata too, as flagd's substitution of the whole text
-// does.
+// it was read from. The evaluators are substituted into every member, its
+// rule and the rest, as flagd's substitution of the whole text does.
 func flagdFlag(def, setMeta, evaluators map[string]any, source string) map[string]any {
+	def, _ = substituteRefs(def, evaluators).(map[string]any)
 	out := map[string]any{
 		"state":          stringOrEmpty(def["state"]),
 		"defaultVariant": stringOrEmpty(def["defaultVariant"]),
-		"variants":       substituteRefs(def["variants"], evaluators),
+		"variants":       def["variants"],
 		"source":         source,
 	}
 	if t, ok := def["targeting"]; ok && t != nil {
-		out["targeting"] = substituteRefs(t, evaluators)
+		out["targeting"] = t
 	}
 	meta := map[string]any{}
-	maps.Copy(meta, setMeta)
+	maps.Copy(meta, substituteRefs(setMeta, evaluators).(map[string]any))
 	if m, ok := def["metadata"].(map[string]any); ok {
 		maps.Copy(meta, m)
 	}
 	if len(meta) > 0 {
-		out["metadata"] = substituteRefs(meta, evaluators)
+		out["metadata"] = meta
 	}
 	return out
 }

@@ -190,16 +190,14 @@ func standAloneFlag(f overlayFlag, evaluators, setMeta map[string]any) (map[stri
 		}
 		def["targeting"] = resolved
 	}
-	// As the loader does, $refs are substituted into the variants and the
-	// metadata too, a name of no entry left as written.
-	if v, ok := def["variants"]; ok {
-		def["variants"], _ = inlineRefs(v, evaluators, true)
+	// As the loader does, $refs are substituted into the other members
+	// too, a name of no entry left as written.
+	for k, v := range def {
+		if k != "targeting" {
+			def[k], _ = inlineRefs(v, evaluators, true)
+		}
 	}
 	own, _ := def["metadata"].(map[string]any)
-	if own != nil {
-		r, _ := inlineRefs(own, evaluators, true)
-		own = r.(map[string]any)
-	}
 	if setMeta != nil {
 		r, _ := inlineRefs(setMeta, evaluators, true)
 		setMeta = r.(map[string]any)
