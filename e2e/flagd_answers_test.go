@@ -51,6 +51,7 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 	"empty-evaluator.json":     {{"email": "a@faas.com"}},
 	"flags-array.json":         {{}},
 	"ref-in-variants.json":     {{}},
+	"ref-names.json":           {{}},
 	"yaml-forms.yaml":          {{}, {"n": 16}},
 	"metadata.json":            {{}, {"u": 1}},
 	"context-properties.json": {
@@ -142,6 +143,12 @@ var differences = map[string]difference{
 	// flagd does; an object substituted into metadata is dropped.
 	"ref-in-variants.json/meta-ref": {"metadata that is not a string, number or boolean is dropped", func(_ string, r resolution) bool {
 		return r.ErrorCode == "" && r.Variant == "a" && sameMetadata(r.Metadata, map[string]any{"s": "x", "n": 1})
+	}},
+	// flagd finds a $ref in the file's JSON text, where a name with <,
+	// > or & is written escaped, so it never substitutes one; flagsnap
+	// does. flagd's sync stream sends the $ref unsubstituted.
+	"file:ref-names.json/escaped-name": {"a $ref's name is read as JSON", func(_ string, r resolution) bool {
+		return r.ErrorCode == "" && r.Variant == "on" && r.Reason == "TARGETING_MATCH"
 	}},
 	// A flag without variants is broken; flagd serves the code default.
 	"rule-edges.json/empty-variants": {"a flag without variants is broken", parseError},

@@ -85,12 +85,14 @@ func stringOrEmpty(v any) string {
 
 // substituteRefs replaces every object that is exactly {"$ref": name} with
 // the named evaluator; flagd does this textually on the compact form, which
-// has the same effect on such objects and leaves unknown names in place.
+// has the same effect on such objects and leaves unknown names in place,
+// and names that JSON writes escaped (with <, > or &, say), which its text
+// search never finds.
 func substituteRefs(x any, evaluators map[string]any) any {
 	switch t := x.(type) {
 	case map[string]any:
 		if name, ok := t["$ref"].(string); ok && len(t) == 1 {
-			if ev, ok := evaluators[name]; ok {
+			if ev, ok := evaluators[name]; ok && writtenAsIs(name) {
 				return ev
 			}
 			return t
@@ -108,4 +110,10 @@ func substituteRefs(x any, evaluators map[string]any) any {
 		return out
 	}
 	return x
+}
+
+// writtenAsIs tells whether JSON writes name between quotes as it is.
+func writtenAsIs(name string) bool {
+	b, err := json.Marshal(name)
+	return err == nil && string(b) == `"`+name+`"`
 }

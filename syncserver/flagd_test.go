@@ -43,6 +43,11 @@ func TestFlagdEncode(t *testing.T) {
 			    "source": "/f.json", "metadata": {"top": {"==": [1, 1]}, "m": {"==": [1, 1]}}}}}`,
 		},
 		{
+			name: "$ref to a name JSON escapes",
+			doc:  `{"$evaluators": {"a<b": true, "é": true}, "flags": {"f": {"state": "ENABLED", "variants": {"on": true}, "targeting": {"and": [{"$ref": "a<b"}, {"$ref": "é"}]}}}}`,
+			want: `{"flags": {"f": {"state": "ENABLED", "defaultVariant": "", "variants": {"on": true}, "targeting": {"and": [{"$ref": "a<b"}, true]}, "source": "/f.json"}}}`,
+		},
+		{
 			name: "flags as an array",
 			doc:  `{"flags": [{"key": "k", "state": "ENABLED", "variants": {"a": "A"}, "defaultVariant": "a"}]}`,
 			want: `{"flags": {"k": {"state": "ENABLED", "defaultVariant": "a", "variants": {"a": "A"}, "source": "/f.json"}}}`,
