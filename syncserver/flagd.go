@@ -66,7 +66,9 @@ func flagdFlag(def, setMeta, evaluators map[string]any, source string) map[strin
 		out["targeting"] = t
 	}
 	meta := map[string]any{}
-	maps.Copy(meta, substituteRefs(setMeta, evaluators).(map[string]any))
+	if m, ok := substituteRefs(setMeta, evaluators).(map[string]any); ok {
+		maps.Copy(meta, m) // metadata that is one $ref may stand for anything
+	}
 	if m, ok := def["metadata"].(map[string]any); ok {
 		maps.Copy(meta, m)
 	}

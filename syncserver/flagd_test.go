@@ -48,6 +48,11 @@ func TestFlagdEncode(t *testing.T) {
 			want: `{"flags": {"f": {"state": "ENABLED", "defaultVariant": "", "variants": {"on": true}, "targeting": {"and": [{"$ref": "a<b"}, true]}, "source": "/f.json"}}}`,
 		},
 		{
+			name: "metadata that is one $ref to a string",
+			doc:  `{"$evaluators": {"s": "text"}, "metadata": {"$ref": "s"}, "flags": {"f": {"state": "ENABLED", "variants": {"on": true}, "metadata": {"$ref": "s"}}}}`,
+			want: `{"flags": {"f": {"state": "ENABLED", "defaultVariant": "", "variants": {"on": true}, "source": "/f.json"}}}`,
+		},
+		{
 			name: "flags as an array",
 			doc:  `{"flags": [{"key": "k", "state": "ENABLED", "variants": {"a": "A"}, "defaultVariant": "a"}]}`,
 			want: `{"flags": {"k": {"state": "ENABLED", "defaultVariant": "a", "variants": {"a": "A"}, "source": "/f.json"}}}`,

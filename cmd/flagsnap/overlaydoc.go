@@ -199,8 +199,9 @@ func standAloneFlag(f overlayFlag, evaluators, setMeta map[string]any) (map[stri
 	}
 	own, _ := def["metadata"].(map[string]any)
 	if setMeta != nil {
+		// Metadata that is one $ref may stand for anything.
 		r, _ := inlineRefs(setMeta, evaluators, true)
-		setMeta = r.(map[string]any)
+		setMeta, _ = r.(map[string]any)
 	}
 	if len(setMeta) > 0 || own != nil {
 		meta := map[string]any{}

@@ -258,3 +258,24 @@ func TestStandAloneFlagLeavesNoRef(t *testing.T) {
 		t.Errorf("unknown $ref: %v", err)
 	}
 }
+
+// Metadata that is one $ref may stand for a value that is no object: it is
+// then no metadata, as the loader reads it, and the flag's own stays.
+func TestStandAloneFlagMetadataRef(t *testing.T) {
+	evs := map[string]any{"s": "text", "m": map[string]any{"team": "ops"}}
+	f := overlayFlag{key: "f", def: map[string]any{"variants": map[string]any{"on": true}, "metadata": map[string]any{"owner": "x"}}}
+	for _, tt := range []struct {
+		setMeta map[string]any
+		want    map[string]any
+	}{
+		{map[string]any{"$ref": "s"}, map[string]any{"owner": "x"}},
+		{map[string]any{"$ref": "m"}, map[string]any{"team": "ops", "owner": "x"}},
+		// A name of no entry stays: an entry named "$ref", as in flagd.
+		{map[string]any{"$ref": "none"}, map[string]any{"$ref": "none", "owner": "x"}},
+	} {
+		def, err := standAloneFlag(f, evs, tt.setMeta)
+		if err != nil || !reflect.DeepEqual(def["metadata"], tt.want) {
+			t.Errorf("set metadata %v: %v (%v), want %v", tt.setMeta, def["metadata"], err, tt.want)
+		}
+	}
+}
