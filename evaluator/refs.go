@@ -74,8 +74,8 @@ type substitution struct {
 func (s *substitution) substitute(raw any) (any, bool) {
 	switch t := raw.(type) {
 	case *op1:
-		if name, ok := t.val.(string); ok && t.key == "$ref" && s.resolves(name) {
-			return s.evaluator(name)
+		if name, ok := t.val.(string); ok && t.key == "$ref" {
+			return s.evaluator(name, t)
 		}
 		n := len(s.problems)
 		r, changed := s.substitute(t.val)
@@ -87,8 +87,8 @@ func (s *substitution) substitute(raw any) (any, bool) {
 	case map[string]any:
 		// Only an object whose one member is "$ref" is a reference, as in
 		// flagd: one with other members beside it is data.
-		if name, ok := t["$ref"].(string); ok && len(t) == 1 && s.resolves(name) {
-			return s.evaluator(name)
+		if name, ok := t["$ref"].(string); ok && len(t) == 1 {
+			return s.evaluator(name, t)
 		}
 		var out map[string]any
 		for k, v := range t {
@@ -129,20 +129,17 @@ func (s *substitution) substitute(raw any) (any, bool) {
 	return raw, false
 }
 
-// resolves says whether {"$ref": name} is substituted: always in a rule,
-// where a name of no entry is a problem; in data, when the entry exists.
-func (s *substitution) resolves(name string) bool {
-	_, found := s.l.evaluators[name]
-	return found || !s.data
-}
-
-// evaluator is what {"$ref": name} stands for. A name of no entry is a
-// problem at the "$ref" member, and the part that stands for it says so
-// when an evaluation reaches it.
-func (s *substitution) evaluator(name string) (any, bool) {
+// evaluator is what written, {"$ref": name}, stands for. A name of no
+// entry stays as written in data; in a rule it is a problem at the "$ref"
+// member, and the part that stands for it says so when an evaluation
+// reaches it.
+func (s *substitution) evaluator(name string, written any) (any, bool) {
 	entry, found := s.l.evaluators[name]
-	if found {
+	switch {
+	case found:
 		return entry, true
+	case s.data:
+		return written, false
 	}
 	names := slices.Collect(maps.Keys(s.l.evaluators))
 	err := &CompileError{Msg: fmt.Sprintf("$ref %q names no entry of $evaluators", name), hint: suggest.Hint(name, names), cause: ErrUnresolvedRef}
