@@ -19,7 +19,7 @@ func flagdEncode(doc []byte, source string) (string, error) {
 		return "", fmt.Errorf("flagd encoding: %w", err)
 	}
 	evaluators, _ := top["$evaluators"].(map[string]any)
-	setMeta, _ := top["metadata"].(map[string]any)
+	setMeta := setMetadata(top, evaluators)
 
 	flags := map[string]any{}
 	addFlag := func(key string, raw any) {
@@ -50,10 +50,18 @@ func flagdEncode(doc []byte, source string) (string, error) {
 	return string(b), nil
 }
 
+// setMetadata is the document's flag-set metadata, its $refs substituted:
+// none when it is no object, as metadata that is one $ref may become.
+func setMetadata(top, evaluators map[string]any) map[string]any {
+	m, _ := substituteRefs(top["metadata"], evaluators).(map[string]any)
+	return m
+}
+
 // flagdFlag is one flag as flagd sends it: the fields of its model (a
-// missing string is ""), the set's metadata under its own and the source
-// it was read from. The evaluators are substituted into every member, its
-// rule and the rest, as flagd's substitution of the whole text does.
+// missing string is ""), the set's metadata (see setMetadata) under its
+// own and the source it was read from. The evaluators are substituted into
+// every member, its rule and the rest, as flagd's substitution of the
+// whole text does.
 func flagdFlag(def, setMeta, evaluators map[string]any, source string) map[string]any {
 	def, _ = substituteRefs(def, evaluators).(map[string]any)
 	out := map[string]any{
@@ -66,9 +74,7 @@ func flagdFlag(def, setMeta, evaluators map[string]any, source string) map[strin
 		out["targeting"] = t
 	}
 	meta := map[string]any{}
-	if m, ok := substituteRefs(setMeta, evaluators).(map[string]any); ok {
-		maps.Copy(meta, m) // metadata that is one $ref may stand for anything
-	}
+	maps.Copy(meta, setMeta)
 	if m, ok := def["metadata"].(map[string]any); ok {
 		maps.Copy(meta, m)
 	}
@@ -91,6 +97,9 @@ func stringOrEmpty(v any) string {
 // and names that JSON writes escaped (with <, > or &, say), which its text
 // search never finds.
 func substituteRefs(x any, evaluators map[string]any) any {
+	if len(evaluators) == 0 {
+		return x
+	}
 	switch t := x.(type) {
 	case map[string]any:
 		if name, ok := t["$ref"].(string); ok && len(t) == 1 {

@@ -121,8 +121,8 @@ func WithCertificate(cert tls.Certificate) Option {
 // daemon (v0.16) re-encodes what it reads: "defaultVariant" is "" for a
 // flag without one; every flag carries "source": source (flagd puts where
 // it read the flag there: a file's path, without "file:"); $evaluators
-// are substituted into the rules, and into variants and metadata too, as
-// flagd's substitution of the whole text does, and dropped; and the
+// are substituted into every member of each flag, its rule and the rest,
+// as flagd's substitution of the whole text does, and dropped; and the
 // flag-set metadata is folded into each flag's metadata and dropped from
 // the top level. Numbers pass through float64, as in flagd. A document
 // that is not a JSON object is served as given. [Server.SendRaw] payloads

@@ -303,7 +303,7 @@ func decodeSource(name string, doc []byte) ([]storedFlag, error) {
 		return nil, err
 	}
 	evaluators, _ := top["$evaluators"].(map[string]any)
-	setMeta, _ := top["metadata"].(map[string]any)
+	setMeta := setMetadata(top, evaluators)
 	var defs []map[string]any
 	var keys []string
 	switch fs := top["flags"].(type) {
