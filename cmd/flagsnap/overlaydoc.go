@@ -122,7 +122,10 @@ func standAlone(doc []byte) ([]overlayFlag, error) {
 		return nil, err
 	}
 	evaluators, _ := top["$evaluators"].(map[string]any)
-	setMeta, _ := top["metadata"].(map[string]any)
+	// Metadata that is one $ref may stand for anything: no object, no
+	// metadata, as the loader reads it.
+	meta, _ := inlineRefs(top["metadata"], evaluators, true)
+	setMeta, _ := meta.(map[string]any)
 	defs, err := flagDefs(top["flags"])
 	if err != nil {
 		return nil, err
@@ -198,11 +201,6 @@ func standAloneFlag(f overlayFlag, evaluators, setMeta map[string]any) (map[stri
 		}
 	}
 	own, _ := def["metadata"].(map[string]any)
-	if setMeta != nil {
-		// Metadata that is one $ref may stand for anything.
-		r, _ := inlineRefs(setMeta, evaluators, true)
-		setMeta, _ = r.(map[string]any)
-	}
 	if len(setMeta) > 0 || own != nil {
 		meta := map[string]any{}
 		copyMetadata(meta, setMeta)

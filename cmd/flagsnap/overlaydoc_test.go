@@ -261,21 +261,21 @@ func TestStandAloneFlagLeavesNoRef(t *testing.T) {
 
 // Metadata that is one $ref may stand for a value that is no object: it is
 // then no metadata, as the loader reads it, and the flag's own stays.
-func TestStandAloneFlagMetadataRef(t *testing.T) {
-	evs := map[string]any{"s": "text", "m": map[string]any{"team": "ops"}}
-	f := overlayFlag{key: "f", def: map[string]any{"variants": map[string]any{"on": true}, "metadata": map[string]any{"owner": "x"}}}
+func TestStandAloneMetadataRef(t *testing.T) {
 	for _, tt := range []struct {
-		setMeta map[string]any
+		setMeta string
 		want    map[string]any
 	}{
-		{map[string]any{"$ref": "s"}, map[string]any{"owner": "x"}},
-		{map[string]any{"$ref": "m"}, map[string]any{"team": "ops", "owner": "x"}},
+		{`{"$ref": "s"}`, map[string]any{"owner": "x"}},
+		{`{"$ref": "m"}`, map[string]any{"team": "ops", "owner": "x"}},
 		// A name of no entry stays: an entry named "$ref", as in flagd.
-		{map[string]any{"$ref": "none"}, map[string]any{"$ref": "none", "owner": "x"}},
+		{`{"$ref": "none"}`, map[string]any{"$ref": "none", "owner": "x"}},
 	} {
-		def, err := standAloneFlag(f, evs, tt.setMeta)
-		if err != nil || !reflect.DeepEqual(def["metadata"], tt.want) {
-			t.Errorf("set metadata %v: %v (%v), want %v", tt.setMeta, def["metadata"], err, tt.want)
+		doc := `{"$evaluators": {"s": "text", "m": {"team": "ops"}}, "metadata": ` + tt.setMeta + `,
+		  "flags": {"f": {"variants": {"on": true}, "metadata": {"owner": "x"}}}}`
+		defs, err := standAlone([]byte(doc))
+		if err != nil || len(defs) != 1 || !reflect.DeepEqual(defs[0].def["metadata"], tt.want) {
+			t.Errorf("set metadata %s: %v (%v), want %v", tt.setMeta, defs, err, tt.want)
 		}
 	}
 }
