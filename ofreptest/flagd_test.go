@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -520,19 +519,13 @@ func postRaw(t *testing.T, client *http.Client, url, body string) wireAnswer {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
+	status, _, answer, err := postBytes(ctx, client, url, []byte(body), nil)
 	if err != nil {
 		t.Fatalf("posting %q to %s: %v", body, url, err)
 	}
-	defer resp.Body.Close()
 	var f wireFields
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&f); err != nil {
-		t.Fatalf("the answer to %q from %s (%d): %v", body, url, resp.StatusCode, err)
+	if err := json.Unmarshal(answer, &f); err != nil {
+		t.Fatalf("the answer to %q from %s (%d): %v: %s", body, url, status, err, answer)
 	}
-	return f.answer(resp.StatusCode)
+	return f.answer(status)
 }

@@ -410,7 +410,13 @@ func postJSON(ctx context.Context, client *http.Client, url string, body any, he
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
+	return postBytes(ctx, client, url, b, header)
+}
+
+// postBytes posts body, as it is, to url as JSON and returns the answer's
+// status and body.
+func postBytes(ctx context.Context, client *http.Client, url string, body []byte, header http.Header) (int, http.Header, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, nil, err
 	}
