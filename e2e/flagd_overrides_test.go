@@ -13,7 +13,7 @@ import (
 
 // overrideBase and overrideOver are two flag files that define "checkout"
 // and "color" each, with a "staff" evaluator and flag-set metadata of
-// their own.
+// their own; "limit" is only the base's and "banner" only the override's.
 const (
 	overrideBase = `{"metadata": {"flagSetId": "base", "team": "core"},
  "$evaluators": {"staff": {"ends_with": [{"var": "email"}, "@example.com"]}},
@@ -25,7 +25,8 @@ const (
  "$evaluators": {"staff": {"ends_with": [{"var": "email"}, "@ops.example.com"]}},
  "flags": {
   "checkout": {"state": "DISABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off"},
-  "color": {"state": "ENABLED", "variants": {"red": "red", "blue": "blue"}, "defaultVariant": "blue", "targeting": {"if": [{"$ref": "staff"}, "red", "blue"]}}}}`
+  "color": {"state": "ENABLED", "variants": {"red": "red", "blue": "blue"}, "defaultVariant": "blue", "targeting": {"if": [{"$ref": "staff"}, "red", "blue"]}},
+  "banner": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"}}}`
 )
 
 // TestOverridesAsFlagdMergesSources checks an override file against the
@@ -45,12 +46,15 @@ func TestOverridesAsFlagdMergesSources(t *testing.T) {
 		}
 	}
 	d := newFlagd(t, bin, base, "-f", "file:"+over)
-	keys := []string{"checkout", "color", "limit"}
-	waitFlags(t, d.OFREPPort, keys)
+	// Each side has read both files once it knows a key of each.
+	waitFlags(t, d.OFREPPort, []string{"limit"})
+	waitFlags(t, d.OFREPPort, []string{"banner"})
 	p := newDaemonProvider(t, flagsnap.WithoutEnv(), flagsnap.WithDeadline(5*time.Second),
 		flagsnap.WithFile(base), flagsnap.WithOverrideFile(over))
-	kinds := map[string]string{"checkout": "bool", "color": "string", "limit": "int"}
-	sets := map[string]string{"checkout": "ops", "color": "ops", "limit": "base"}
+	waitOverrideServing(t, p)
+	keys := []string{"checkout", "color", "limit", "banner"}
+	kinds := map[string]string{"checkout": "bool", "color": "string", "limit": "int", "banner": "bool"}
+	sets := map[string]string{"checkout": "ops", "color": "ops", "limit": "base", "banner": "ops"}
 	for _, ec := range []openfeature.FlattenedContext{{}, {"email": "a@example.com"}, {"email": "b@ops.example.com"}} {
 		for _, key := range keys {
 			got, flagd := resolveAs(p, kinds[key], key, ec), askFlagd(t, d.OFREPPort, key, ec)
@@ -61,5 +65,23 @@ func TestOverridesAsFlagdMergesSources(t *testing.T) {
 				t.Errorf("%s: flagSetId %v, want %s's", key, set, sets[key])
 			}
 		}
+	}
+}
+
+// waitOverrideServing waits, up to five seconds, for p's one override to
+// be layered: readiness is the main source's, and the override file may be
+// read just after it.
+func waitOverrideServing(t *testing.T, p *flagsnap.Provider) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st := p.SourceStatus()
+		if len(st.Overrides) == 1 && st.Overrides[0].State == flagsnap.LayerServing {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the override is not layered after 5s: %+v", st.Overrides)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
