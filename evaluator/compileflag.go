@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"math/big"
 	"slices"
@@ -159,22 +158,6 @@ func (fd *flagDef) problemAt(err error, at ...string) FlagProblem {
 		ce.pointer = jsonPointer(path)
 	}
 	return FlagProblem{Flag: fd.key, Path: path, Err: err}
-}
-
-// mergeMetadata is a flag's metadata: its own over the flag set's.
-func mergeMetadata(setMeta, flagMeta map[string]any) map[string]any {
-	switch {
-	case len(flagMeta) == 0 && len(setMeta) > 0:
-		// Shared by every flag without metadata of its own: nothing
-		// writes to it.
-		return setMeta
-	case len(setMeta)+len(flagMeta) > 0:
-		m := make(map[string]any, len(setMeta)+len(flagMeta))
-		maps.Copy(m, setMeta)
-		maps.Copy(m, flagMeta)
-		return m
-	}
-	return nil
 }
 
 // breakWith makes f answer PARSE_ERROR because of err, which is written at

@@ -126,22 +126,3 @@ func fromYAMLMap[K comparable](t map[K]any) (any, error) {
 	}
 	return out, nil
 }
-
-// jsonType names the JSON type of a decoded value, for messages.
-func jsonType(x any) string {
-	switch x.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case string:
-		return "a string"
-	case json.Number, float64:
-		return "a number"
-	case []any:
-		return "an array"
-	case map[string]any, *op1:
-		return "an object"
-	}
-	return fmt.Sprintf("a %T", x)
-}

@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -257,4 +258,23 @@ func (e *ValidationError) Error() string {
 		}
 	}
 	return fmt.Sprintf("%d invalid flag(s): %s", flags, strings.Join(msgs, "; "))
+}
+
+// jsonType names the JSON type of a decoded value, for messages.
+func jsonType(x any) string {
+	switch x.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
+	case json.Number, float64:
+		return "a number"
+	case []any:
+		return "an array"
+	case map[string]any, *op1:
+		return "an object"
+	}
+	return fmt.Sprintf("a %T", x)
 }

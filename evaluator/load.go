@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -222,6 +223,22 @@ func (l *loader) addSetMetadata(f *flag, meta map[string]any, setMeta []byte) {
 	}
 	l.scratch = b
 	f.fingerprint = fingerprintOf(b)
+}
+
+// mergeMetadata is a flag's metadata: its own over the flag set's.
+func mergeMetadata(setMeta, flagMeta map[string]any) map[string]any {
+	switch {
+	case len(flagMeta) == 0 && len(setMeta) > 0:
+		// Shared by every flag without metadata of its own: nothing
+		// writes to it.
+		return setMeta
+	case len(setMeta)+len(flagMeta) > 0:
+		m := make(map[string]any, len(setMeta)+len(flagMeta))
+		maps.Copy(m, setMeta)
+		maps.Copy(m, flagMeta)
+		return m
+	}
+	return nil
 }
 
 // byFlag orders the problems and the warnings of a "flags" object by flag
