@@ -734,3 +734,32 @@ func TestWarningsNameTheirPointer(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyEvaluatorWarns: flagd refuses a document with an $evaluators
+// entry written in fewer than three characters; flagsnap loads it and
+// warns at the entry, and at no other.
+func TestEmptyEvaluatorWarns(t *testing.T) {
+	for _, tc := range []struct {
+		evaluator string
+		warns     bool
+	}{
+		{`{}`, true}, {`[]`, true}, {`""`, true}, {`7`, true}, {`42`, true}, {`-1`, true},
+		{`100`, false}, {`1.5`, false}, {`"a"`, false}, {`true`, false}, {`null`, false},
+		{`{"==": [1, 1]}`, false}, {`[1]`, false},
+	} {
+		for _, doc := range []string{
+			`{"$evaluators": {"short": ` + tc.evaluator + `, "fine": {"var": "x"}}, "flags": {}}`,
+			"$evaluators:\n  short: " + tc.evaluator + "\n  fine: {var: x}\nflags: {}\n",
+		} {
+			var logs logtest.Buffer
+			mustLoad(t, doc, WithLogger(logs.Logger()))
+			w := logs.String()
+			if got := strings.Contains(w, "pointer=/$evaluators/short"); got != tc.warns {
+				t.Errorf("%s: warned %v, want %v: %q", doc, got, tc.warns, w)
+			}
+			if strings.Contains(w, "/$evaluators/fine") {
+				t.Errorf("%s: a warning for the fine evaluator: %q", doc, w)
+			}
+		}
+	}
+}

@@ -141,6 +141,7 @@ func (l *loader) begin(top map[string]any) (*FlagSet, error) {
 			return nil, &DocumentError{Msg: fmt.Sprintf(`"$evaluators" is %s, not an object`, jsonType(raw)), Path: []string{"$evaluators"}}
 		}
 		l.evaluators = evs
+		l.warnEmptyEvaluators()
 	}
 	set.metadata = l.metadata(nil, l.resolveDataRefs(top["metadata"]))
 	ctx := canonicalAppend(nil, l.evaluators)

@@ -4,6 +4,7 @@ package evaluator
 // before a rule is compiled.
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -33,6 +34,28 @@ func (l *loader) resolveRefs(raw any) (any, []issue) {
 	// flag answers, must not change from one load to the next.
 	slices.SortFunc(s.problems, func(a, b issue) int { return slices.Compare(a.at, b.at) })
 	return out, s.problems
+}
+
+// warnEmptyEvaluators warns of each $evaluators entry that is empty: flagd
+// refuses a whole document with an entry written in fewer than three
+// characters ({}, [], "", 7), where flagsnap substitutes the value.
+func (l *loader) warnEmptyEvaluators() {
+	for _, name := range slices.Sorted(maps.Keys(l.evaluators)) {
+		empty := false
+		switch t := l.evaluators[name].(type) {
+		case map[string]any:
+			empty = len(t) == 0
+		case []any:
+			empty = len(t) == 0
+		case string:
+			empty = t == ""
+		case json.Number:
+			empty = len(t) < 3
+		}
+		if empty {
+			l.warn("", []string{"$evaluators", name}, `flagd refuses the whole document over this evaluator, empty or under three characters long ("evaluator object is empty"); flagsnap substitutes its value`)
+		}
+	}
 }
 
 // resolveFieldRefs substitutes $evaluators into the members of a flag

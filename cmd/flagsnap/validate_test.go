@@ -94,14 +94,15 @@ func TestValidate(t *testing.T) {
 				`    fix: set "state" to "ENABLED" or "DISABLED"`,
 				`testdata/warnings.json:4:7: warning: flag "retired": schema: /flags/retired/state: value must be one of 'ENABLED', 'DISABLED'`,
 				`testdata/warnings.json:7:7: warning: flag "retired": /flags/retired/metadata: metadata "tags" is an array; only strings, numbers and booleans are kept`,
-				`testdata/warnings.json: valid: 1 flag, 4 warnings`,
+				`testdata/warnings.json:10:19: warning: /$evaluators/nobody: flagd refuses the whole document over this evaluator, empty or under three characters long ("evaluator object is empty"); flagsnap substitutes its value`,
+				`testdata/warnings.json: valid: 1 flag, 5 warnings`,
 			},
 		},
 		{
 			name:  "strict makes warnings errors",
 			args:  []string{"--strict", testdata("warnings.json")},
 			code:  exitNegative,
-			lines: []string{`testdata/warnings.json: invalid: 4 errors, 0 warnings`},
+			lines: []string{`testdata/warnings.json: invalid: 5 errors, 0 warnings`},
 		},
 		{
 			name: "several files: the worst status",
