@@ -52,6 +52,7 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 	"flags-array.json":         {{}},
 	"ref-in-variants.json":     {{}},
 	"ref-names.json":           {{}},
+	"ref-whole.json":           {{}},
 	"yaml-forms.yaml":          {{}, {"n": 16}},
 	"metadata.json":            {{}, {"u": 1}},
 	"context-properties.json": {
@@ -335,37 +336,63 @@ func TestFlagdAnswers(t *testing.T) {
 // by key, from a "flags" object or array (the last definition of a key).
 func answerFileFlags(t *testing.T, path string) map[string]map[string]any {
 	t.Helper()
-	type flag struct {
-		Key      any            `json:"key"`
-		Variants map[string]any `json:"variants"`
-	}
 	var doc struct {
-		Flags json.RawMessage `json:"flags"`
+		Flags      json.RawMessage            `json:"flags"`
+		Evaluators map[string]json.RawMessage `json:"$evaluators"`
 	}
 	if err := json.Unmarshal(readAnswerFile(t, path), &doc); err != nil {
 		t.Fatal(err)
 	}
-	decode := func(v any) error {
-		dec := json.NewDecoder(bytes.NewReader(doc.Flags))
-		dec.UseNumber() // a number out of float64's range is a row too
-		return dec.Decode(v)
+	// whole is what a definition, or its "variants", written as one
+	// {"$ref": name} stands for, as flagd substitutes it.
+	whole := func(raw json.RawMessage) json.RawMessage {
+		var ref map[string]json.RawMessage
+		if json.Unmarshal(raw, &ref) == nil && len(ref) == 1 {
+			var name string
+			if json.Unmarshal(ref["$ref"], &name) == nil {
+				if ev, ok := doc.Evaluators[name]; ok {
+					return ev
+				}
+			}
+		}
+		return raw
 	}
 	out := map[string]map[string]any{}
-	var byKey map[string]flag
-	if err := decode(&byKey); err == nil {
-		for k, f := range byKey {
-			out[k] = f.Variants
+	add := func(key string, def json.RawMessage) {
+		var f struct {
+			Key      any             `json:"key"`
+			Variants json.RawMessage `json:"variants"`
+		}
+		if json.Unmarshal(whole(def), &f) != nil {
+			return
+		}
+		if key == "" {
+			if key, _ = f.Key.(string); key == "" {
+				return
+			}
+		}
+		dec := json.NewDecoder(bytes.NewReader(whole(f.Variants)))
+		dec.UseNumber() // a number out of float64's range is a row too
+		var variants map[string]any
+		if dec.Decode(&variants) == nil {
+			out[key] = variants
+		} else {
+			out[key] = nil
+		}
+	}
+	var byKey map[string]json.RawMessage
+	if err := json.Unmarshal(doc.Flags, &byKey); err == nil {
+		for k, def := range byKey {
+			add(k, def)
 		}
 		return out
 	}
-	var list []flag
-	if err := decode(&list); err != nil {
+	var list []json.RawMessage
+	if err := json.Unmarshal(doc.Flags, &list); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range list {
-		if k, ok := f.Key.(string); ok && k != "" {
-			out[k] = f.Variants
-		}
+	for _, def := range list {
+		add("", def)
 	}
 	return out
 }

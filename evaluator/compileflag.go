@@ -21,6 +21,9 @@ func newFlag(key string) *flag {
 // compileFlag compiles a definition and lists its problems: all of them,
 // for flagsnap validate. A flag with problems answers the first.
 func (l *loader) compileFlag(fd *flagDef) (*flag, []FlagProblem) {
+	if fd.object && fd.raw != nil {
+		l.resolveFlagRef(fd)
+	}
 	if fd.fields == nil {
 		f := newFlag(fd.key)
 		err := fmt.Errorf("definition is %s, not an object", jsonType(fd.raw))
@@ -45,6 +48,19 @@ type defFields struct {
 type member struct {
 	name string
 	val  any
+}
+
+// setVariants sets "variants" as decoded: an object into variantMembers,
+// anything else into variants.
+func (def *defFields) setVariants(v any) {
+	def.variants, def.variantMembers = v, nil
+	if vs, ok := v.(map[string]any); ok {
+		def.variants = nil
+		def.variantMembers = make([]member, 0, len(vs))
+		for name, val := range vs {
+			def.variantMembers = append(def.variantMembers, member{name: name, val: val})
+		}
+	}
 }
 
 // sortVariants sorts the variants by name and keeps the last of a name

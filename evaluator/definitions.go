@@ -14,7 +14,7 @@ import (
 type flagDef struct {
 	key    string
 	fields *defFields // the definition, when it is an object
-	raw    any        // the definition, when it is not
+	raw    any        // the definition, when it is not, or when it is one {"$ref": name}
 	span   []byte     // the definition as written, when it was decoded from JSON
 	flag   *flag      // compiled, or taken from WithPrevious (reused)
 	notes  *defNotes  // what compiling it reported, if anything
@@ -128,16 +128,19 @@ func decodedDef(key string, raw any, index int) flagDef {
 	if index >= 0 {
 		key, _ = obj["key"].(string)
 	}
-	f := &defFields{state: obj["state"], defaultVariant: obj["defaultVariant"],
-		targeting: obj["targeting"], metadata: obj["metadata"], variants: obj["variants"]}
-	if vs, ok := f.variants.(map[string]any); ok {
-		f.variants = nil
-		f.variantMembers = make([]member, 0, len(vs))
-		for name, v := range vs {
-			f.variantMembers = append(f.variantMembers, member{name: name, val: v})
-		}
+	fd := flagDef{key: key, fields: fieldsOf(obj), index: index, object: true, refs: true}
+	if _, ok := obj["$ref"]; ok && len(obj) == 1 {
+		fd.raw = obj // the definition may be a reference
 	}
-	return flagDef{key: key, fields: f, index: index, object: true, refs: true}
+	return fd
+}
+
+// fieldsOf are the members of a decoded definition that the loader reads.
+func fieldsOf(obj map[string]any) *defFields {
+	f := &defFields{state: obj["state"], defaultVariant: obj["defaultVariant"],
+		targeting: obj["targeting"], metadata: obj["metadata"]}
+	f.setVariants(obj["variants"])
+	return f
 }
 
 // arrayDefinitions checks that the entries of an array of flags carry a

@@ -415,7 +415,11 @@ func (d *fastDecoder) definition(fd *flagDef) bool {
 	var ok bool
 	if d.pos < len(d.data) && d.data[d.pos] == '{' {
 		fd.fields, fd.object = d.newFields(), true
-		ok = d.each(func(name []byte) bool { return d.field(fd, name) })
+		members := 0
+		ok = d.each(func(name []byte) bool { members++; return d.field(fd, name) })
+		if members > 1 {
+			fd.raw = nil // a "$ref" beside other members is data
+		}
 	} else {
 		fd.raw, ok = d.value()
 	}
@@ -451,6 +455,10 @@ func (d *fastDecoder) field(fd *flagDef, name []byte) bool {
 		d.single = false
 	case "metadata":
 		f.metadata, ok = d.value()
+	case "$ref":
+		var ref any
+		ref, ok = d.value()
+		fd.raw = map[string]any{"$ref": ref} // the definition may be a reference
 	case "key":
 		var key any
 		if key, ok = d.value(); fd.index >= 0 {

@@ -67,9 +67,36 @@ func (l *loader) resolveFieldRefs(def *defFields) {
 	}
 	def.state, def.defaultVariant = l.resolveDataRefs(def.state), l.resolveDataRefs(def.defaultVariant)
 	def.metadata = l.resolveDataRefs(def.metadata)
+	if vs := def.variantMembers; len(vs) == 1 && vs[0].name == "$ref" {
+		// "variants" that is one reference stands for the whole object,
+		// read as if written in its place.
+		s := substitution{l: l, data: true}
+		if v, changed := s.substitute(map[string]any{"$ref": vs[0].val}); changed {
+			def.setVariants(v)
+			def.sortVariants()
+		}
+	}
 	for i := range def.variantMembers {
 		def.variantMembers[i].val = l.resolveDataRefs(def.variantMembers[i].val)
 	}
+}
+
+// resolveFlagRef makes a definition that is one {"$ref": name}, fd.raw,
+// the named entry of $evaluators, as flagd's substitution in the text of
+// the document does: it is then read as if written in its place. A name of
+// no entry leaves a definition of no members.
+func (l *loader) resolveFlagRef(fd *flagDef) {
+	s := substitution{l: l, data: true}
+	entry, changed := s.substitute(fd.raw)
+	fd.raw = nil
+	if !changed {
+		return
+	}
+	if obj, ok := entry.(map[string]any); ok {
+		fd.fields = fieldsOf(obj)
+		return
+	}
+	fd.fields, fd.raw, fd.object = nil, entry, false
 }
 
 // resolveDataRefs substitutes $evaluators into data; there a name of no

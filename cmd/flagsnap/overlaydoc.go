@@ -180,6 +180,13 @@ func flagDefs(raw any) ([]overlayFlag, error) {
 // written under its document's.
 func standAloneFlag(f overlayFlag, evaluators, setMeta map[string]any) (map[string]any, error) {
 	def := maps.Clone(f.def)
+	if name, ok := def["$ref"].(string); ok && len(def) == 1 {
+		// A definition that is one $ref is the entry it names, as the
+		// loader reads it.
+		if obj, ok := evaluators[name].(map[string]any); ok {
+			def = maps.Clone(obj)
+		}
+	}
 	delete(def, "key")
 	if rule, ok := def["targeting"]; ok && rule != nil {
 		resolved, err := inlineRefs(rule, evaluators, false)
