@@ -407,7 +407,8 @@ func (d *fastDecoder) flags() (any, bool) {
 }
 
 // definition decodes a flag's definition: an object into fd.fields, which
-// keep the members the loader reads, anything else into fd.raw.
+// keep the members the loader reads (and into fd.raw when its one member
+// is "$ref"), anything else into fd.raw.
 func (d *fastDecoder) definition(fd *flagDef) bool {
 	d.space()
 	start, refs := d.pos, d.refs
