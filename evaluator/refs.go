@@ -1,7 +1,7 @@
 package evaluator
 
-// $ref: the rules' references to the document's $evaluators, substituted
-// before a rule is compiled.
+// $ref: references to the document's $evaluators, in a flag's rule, its
+// other members or the whole flag, substituted before it is compiled.
 
 import (
 	"encoding/json"
