@@ -99,7 +99,11 @@ func (def *defFields) appendVariants(b []byte) []byte {
 func (l *loader) compileFields(fd *flagDef, def *defFields) (*flag, []FlagProblem) {
 	key := fd.key
 	def.sortVariants()
-	l.resolveFieldRefs(def)
+	targeting, refProblems := def.targeting, []issue(nil)
+	if !fd.fromRef {
+		l.resolveFieldRefs(def)
+		targeting, refProblems = l.resolveRefs(def.targeting)
+	}
 	f := newFlag(key)
 	f.metadata = l.metadata(fd, def.metadata)
 	switch state := def.state; state {
@@ -110,7 +114,6 @@ func (l *loader) compileFields(fd *flagDef, def *defFields) (*flag, []FlagProble
 		l.warn(key, fd.path("state"), fmt.Sprintf(`state should be "ENABLED" or "DISABLED", not %v; treated as ENABLED`, state))
 	}
 
-	targeting, refProblems := l.resolveRefs(def.targeting)
 	asWritten := targeting
 	if refProblems != nil {
 		// The flag breaks below; its rule as written still tells changes

@@ -27,6 +27,9 @@ type flagDef struct {
 	reused  bool // the flag was taken from WithPrevious
 	unnamed bool // an entry without a key: it cannot be asked for
 	dropped bool // another definition takes its place
+	// fromRef: the definition is the entry of $evaluators that it named,
+	// which is not searched for $refs again (no nested $ref).
+	fromRef bool
 }
 
 // fail makes err the definition's problem, which its flag answers: what

@@ -251,26 +251,31 @@ func TestRefsInVariantsAndMetadata(t *testing.T) {
 }
 
 // A "variants", or a whole definition, that is one $ref is the entry it
-// names, as in flagd, read as if written in its place: its own $refs are
-// substituted as a written definition's are. A name of no entry stays as
-// written, which breaks the flag.
+// names, as in flagd, which is not searched again (no nested $ref): a
+// $ref in the entry's variants stays as written, and one in its rule is a
+// broken part. A name of no entry stays as written, which breaks the flag.
 func TestWholeRefs(t *testing.T) {
 	docs := map[string]string{
-		"JSON": `{"$evaluators": {"onoff": {"on": true, "off": false}, "text": "x", "rule": {"var": "tier"}, "gold": {"==": [{"var": "tier"}, "gold"]},
-		    "gate": {"state": "ENABLED", "variants": {"a": {"v": 1}, "b": {"$ref": "rule"}}, "defaultVariant": "a", "targeting": {"if": [{"$ref": "gold"}, "b"]}, "metadata": {"owner": "ops"}}},
+		"JSON": `{"$evaluators": {"onoff": {"on": true, "off": false}, "text": "x", "rule": {"var": "tier"}, "gold": {"==": [{"var": "tier"}, "gold"]}, "objs": {"x": {"$ref": "rule"}, "y": {"k": 1}},
+		    "gate": {"state": "ENABLED", "variants": {"a": {"v": 1}, "b": {"$ref": "rule"}}, "defaultVariant": "a", "targeting": {"if": [{"==": [{"var": "tier"}, "gold"]}, "b"]}, "metadata": {"owner": "ops"}},
+		    "nested": {"state": "ENABLED", "variants": {"a": 1}, "defaultVariant": "a", "targeting": {"if": [{"$ref": "gold"}, "a"]}}},
 		  "metadata": {"flagSetId": "shop"},
 		  "flags": {
 		    "variants-ref": {"state": "ENABLED", "variants": {"$ref": "onoff"}, "defaultVariant": "on"},
+		    "objs-ref": {"state": "ENABLED", "variants": {"$ref": "objs"}, "defaultVariant": "x"},
 		    "flag-ref": {"$ref": "gate"},
+		    "nested-ref": {"$ref": "nested"},
 		    "to-a-string": {"$ref": "text"},
 		    "to-nothing": {"$ref": "nobody"},
 		    "variants-to-nothing": {"state": "ENABLED", "variants": {"$ref": "nobody"}, "defaultVariant": "on"},
 		    "beside": {"$ref": "gate", "state": "ENABLED"}}}`,
-		"YAML": "$evaluators:\n  onoff: {'on': true, 'off': false}\n  text: x\n  rule: {var: tier}\n  gold: {'==': [{var: tier}, gold]}\n" +
-			"  gate: {state: ENABLED, variants: {a: {v: 1}, b: {$ref: rule}}, defaultVariant: a, targeting: {if: [{$ref: gold}, b]}, metadata: {owner: ops}}\n" +
+		"YAML": "$evaluators:\n  onoff: {'on': true, 'off': false}\n  text: x\n  rule: {var: tier}\n  gold: {'==': [{var: tier}, gold]}\n  objs: {x: {$ref: rule}, y: {k: 1}}\n" +
+			"  gate: {state: ENABLED, variants: {a: {v: 1}, b: {$ref: rule}}, defaultVariant: a, targeting: {if: [{'==': [{var: tier}, gold]}, b]}, metadata: {owner: ops}}\n" +
+			"  nested: {state: ENABLED, variants: {a: 1}, defaultVariant: a, targeting: {if: [{$ref: gold}, a]}}\n" +
 			"metadata: {flagSetId: shop}\nflags:\n" +
 			"  variants-ref: {state: ENABLED, variants: {$ref: onoff}, defaultVariant: 'on'}\n" +
-			"  flag-ref: {$ref: gate}\n  to-a-string: {$ref: text}\n  to-nothing: {$ref: nobody}\n" +
+			"  objs-ref: {state: ENABLED, variants: {$ref: objs}, defaultVariant: x}\n" +
+			"  flag-ref: {$ref: gate}\n  nested-ref: {$ref: nested}\n  to-a-string: {$ref: text}\n  to-nothing: {$ref: nobody}\n" +
 			"  variants-to-nothing: {state: ENABLED, variants: {$ref: nobody}, defaultVariant: 'on'}\n" +
 			"  beside: {$ref: gate, state: ENABLED}\n",
 	}
@@ -279,11 +284,14 @@ func TestWholeRefs(t *testing.T) {
 		if r := set.ResolveBool("variants-ref", false, nil); !r.Value || r.Variant != "on" || r.Reason != ReasonStatic {
 			t.Errorf("%s: variants-ref %+v, want on", name, r)
 		}
+		if r := set.ResolveObject("objs-ref", nil, nil); r.Variant != "x" || !reflect.DeepEqual(r.Value, map[string]any{"$ref": "rule"}) {
+			t.Errorf("%s: objs-ref %+v, want variant x, its $ref as written", name, r)
+		}
 		if r := set.ResolveObject("flag-ref", nil, nil); r.Variant != "a" || r.Reason != ReasonDefault || !reflect.DeepEqual(r.Value, map[string]any{"v": 1.0}) {
 			t.Errorf("%s: flag-ref %+v, want the entry's default a", name, r)
 		}
-		if r := set.ResolveObject("flag-ref", nil, map[string]any{"tier": "gold"}); r.Variant != "b" || !reflect.DeepEqual(r.Value, map[string]any{"var": "tier"}) {
-			t.Errorf("%s: flag-ref for gold %+v, want variant b, its $ref substituted", name, r)
+		if r := set.ResolveObject("flag-ref", nil, map[string]any{"tier": "gold"}); r.Variant != "b" || !reflect.DeepEqual(r.Value, map[string]any{"$ref": "rule"}) {
+			t.Errorf("%s: flag-ref for gold %+v, want variant b, its $ref as written", name, r)
 		}
 		if m := set.ResolveObject("flag-ref", nil, nil).Metadata; m["owner"] != "ops" || m["flagSetId"] != "shop" {
 			t.Errorf("%s: flag-ref's metadata %v, want its own over the set's", name, m)
@@ -293,6 +301,7 @@ func TestWholeRefs(t *testing.T) {
 			"to-nothing":          `"variants" is missing`,
 			"variants-to-nothing": `defaultVariant "on" is not one of the variants`,
 			"beside":              `"variants" is missing`,
+			"nested-ref":          `unknown operator "$ref"`,
 		}
 		for key, msg := range broken {
 			if r := set.ResolveBool(key, false, nil); r.Err == nil || !strings.Contains(r.Err.Error(), msg) {

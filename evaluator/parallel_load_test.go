@@ -80,7 +80,7 @@ func TestParallelLoadIsSequentialLoad(t *testing.T) {
 func bigDocument(n int, form string) []byte {
 	var b strings.Builder
 	b.WriteString(`{"$evaluators": {"isA": {"==": [{"var": "x"}, "a"]}, "ab": {"a": "A", "b": "B"},
-	  "whole": {"state": "ENABLED", "defaultVariant": "b", "variants": {"a": "A", "b": "B"}, "targeting": {"if": [{"$ref": "isA"}, "a", "b"]}}}, "flags": `)
+	  "whole": {"state": "ENABLED", "defaultVariant": "b", "variants": {"a": "A", "b": "B"}, "targeting": {"if": [{"==": [{"var": "x"}, "a"]}, "a", "b"]}}}, "flags": `)
 	if form == "object" {
 		b.WriteString("{")
 	} else {

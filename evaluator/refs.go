@@ -69,11 +69,12 @@ func (l *loader) resolveFieldRefs(def *defFields) {
 	def.metadata = l.resolveDataRefs(def.metadata)
 	if vs := def.variantMembers; len(vs) == 1 && vs[0].name == "$ref" {
 		// "variants" that is one reference stands for the whole object,
-		// read as if written in its place.
+		// which is not searched again.
 		s := substitution{l: l, data: true}
 		if v, changed := s.substitute(map[string]any{"$ref": vs[0].val}); changed {
 			def.setVariants(v)
 			def.sortVariants()
+			return
 		}
 	}
 	for i := range def.variantMembers {
@@ -83,12 +84,11 @@ func (l *loader) resolveFieldRefs(def *defFields) {
 
 // resolveFlagRef makes a definition that is one {"$ref": name}, fd.raw,
 // the named entry of $evaluators, as flagd's substitution in the text of
-// the document does: it is then read as if written in its place. A name of
-// no entry leaves a definition of no members.
+// the document does. A name of no entry leaves a definition of no members.
 func (l *loader) resolveFlagRef(fd *flagDef) {
 	s := substitution{l: l, data: true}
 	entry, changed := s.substitute(fd.raw)
-	fd.raw = nil
+	fd.raw, fd.fromRef = nil, changed
 	if !changed {
 		return
 	}

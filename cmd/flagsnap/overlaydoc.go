@@ -180,15 +180,16 @@ func flagDefs(raw any) ([]overlayFlag, error) {
 // written under its document's.
 func standAloneFlag(f overlayFlag, evaluators, setMeta map[string]any) (map[string]any, error) {
 	def := maps.Clone(f.def)
+	entry := false
 	if name, ok := def["$ref"].(string); ok && len(def) == 1 {
-		// A definition that is one $ref is the entry it names, as the
-		// loader reads it.
+		// A definition that is one $ref is the entry it names, not
+		// searched again, as the loader reads it.
 		if obj, ok := evaluators[name].(map[string]any); ok {
-			def = maps.Clone(obj)
+			def, entry = maps.Clone(obj), true
 		}
 	}
 	delete(def, "key")
-	if rule, ok := def["targeting"]; ok && rule != nil {
+	if rule, ok := def["targeting"]; ok && rule != nil && !entry {
 		resolved, err := inlineRefs(rule, evaluators, false)
 		if err == nil && hasRef(resolved) {
 			err = errors.New("a $ref is left once the document's own $evaluators are substituted")
@@ -203,7 +204,7 @@ func standAloneFlag(f overlayFlag, evaluators, setMeta map[string]any) (map[stri
 	// As the loader does, $refs are substituted into the other members
 	// too, a name of no entry left as written.
 	for k, v := range def {
-		if k != "targeting" {
+		if k != "targeting" && !entry {
 			def[k], _ = inlineRefs(v, evaluators, true)
 		}
 	}

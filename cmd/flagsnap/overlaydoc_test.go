@@ -53,12 +53,13 @@ flags:
 // file's, and a "$ref" beside other members, which is data, not a
 // reference, and is served as written. Its $refs in a variant and in
 // metadata resolve in its own $evaluators too, or stay as written, and
-// so do a "variants" and a whole definition that are one $ref each.
+// so do a "variants" and a whole definition that are one $ref each, whose
+// entries are not searched again.
 const overlayFirst = `{
   "metadata": {"flagSetId": "ops", "incident": "INC-7", "note": {"$ref": "label"}},
   "$evaluators": {"vip": {"in": [{"var": "tier"}, ["gold"]]}, "label": "incident banner",
     "sizes": {"s": "S", "l": "L"},
-    "gate": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off", "targeting": {"if": [{"var": "tier"}, "on"]}}},
+    "gate": {"state": "ENABLED", "variants": {"on": {"$ref": "label"}, "off": {"v": 1}}, "defaultVariant": "off", "targeting": {"if": [{"var": "tier"}, "on"]}}},
   "flags": {
     "size": {"state": "ENABLED", "variants": {"$ref": "sizes"}, "defaultVariant": "l", "targeting": {"if": [{"$ref": "vip"}, "s"]}},
     "gate": {"$ref": "gate"},
