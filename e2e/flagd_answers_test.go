@@ -53,6 +53,8 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 	"ref-in-variants.json":     {{}},
 	"ref-names.json":           {{}},
 	"ref-whole.json":           {{}},
+	"state-types.json":         {{}},
+	"metadata-types.json":      {{}},
 	"yaml-forms.yaml":          {{}, {"n": 16}},
 	"metadata.json":            {{}, {"u": 1}},
 	"context-properties.json": {
@@ -123,6 +125,16 @@ var differences = map[string]difference{
 		return r.ErrorCode == "" && r.Variant == "a"
 	}},
 	"out-of-range-rule.json/inf-rule": {"only the flag is refused", parseError},
+	// flagd drops the whole file over a state that is not a string, or
+	// flag metadata that is not an object; flagsnap breaks only the flag.
+	"state-types.json/state-number": {"only the flag is refused", parseError},
+	"state-types.json/ok": {"only the flag is refused", func(_ string, r resolution) bool {
+		return r.ErrorCode == "" && r.Variant == "on"
+	}},
+	"metadata-types.json/metadata-string": {"only the flag is refused", parseError},
+	"metadata-types.json/ok": {"only the flag is refused", func(_ string, r resolution) bool {
+		return r.ErrorCode == "" && r.Variant == "a" && sameMetadata(r.Metadata, map[string]any{"team": "web"})
+	}},
 	// Variants of mixed types (null beside a boolean) break the flag;
 	// flagd serves it, and answers GENERAL where it serves the null.
 	"null-variants.json/null-beside-a-boolean": {"variants of mixed types break the flag", parseError},
@@ -169,10 +181,11 @@ var differences = map[string]difference{
 }
 
 // refusedWhole are the files the daemon refuses whole, over one number out
-// of range or an empty evaluator: its sync stream sends none of their
+// of range, an empty evaluator, a state or metadata of the wrong type: its sync stream sends none of their
 // flags, where a sync server with flagd's encoding sends every flag, and
 // flagsnap refuses only a broken one.
-var refusedWhole = map[string]bool{"out-of-range-variant.json": true, "out-of-range-rule.json": true, "empty-evaluator.json": true}
+var refusedWhole = map[string]bool{"out-of-range-variant.json": true, "out-of-range-rule.json": true, "empty-evaluator.json": true,
+	"state-types.json": true, "metadata-types.json": true}
 
 // overflows are the rows whose integer reading in flagd converts a float
 // past int64's range, which Go leaves to the machine: flagsnap answers

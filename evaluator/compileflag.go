@@ -105,13 +105,19 @@ func (l *loader) compileFields(fd *flagDef, def *defFields) (*flag, []FlagProble
 		targeting, refProblems = l.resolveRefs(def.targeting)
 	}
 	f := newFlag(key)
-	f.metadata = l.metadata(fd, def.metadata)
-	switch state := def.state; state {
-	case "ENABLED":
-	case "DISABLED":
-		f.disabled = true
+	meta, metaErr := metadataObject(def.metadata)
+	f.metadata = l.metadata(fd, meta)
+	var stateErr error
+	switch state := def.state; state.(type) {
+	case string, nil:
+		if state == "DISABLED" {
+			f.disabled = true
+		} else if state != "ENABLED" {
+			l.warn(key, fd.path("state"), fmt.Sprintf(`state should be "ENABLED" or "DISABLED", not %v; treated as ENABLED`, state))
+		}
 	default:
-		l.warn(key, fd.path("state"), fmt.Sprintf(`state should be "ENABLED" or "DISABLED", not %v; treated as ENABLED`, state))
+		// flagd refuses a whole document over it.
+		stateErr = fmt.Errorf(`"state" is %s, not a string`, jsonType(state))
 	}
 
 	asWritten := targeting
@@ -133,6 +139,12 @@ func (l *loader) compileFields(fd *flagDef, def *defFields) (*flag, []FlagProble
 	// when the loader stopped there.
 	var problems []FlagProblem
 	add := func(err error, at ...string) { problems = append(problems, fd.problemAt(err, at...)) }
+	if stateErr != nil {
+		add(stateErr, "state")
+	}
+	if metaErr != nil {
+		add(metaErr, "metadata")
+	}
 	variantsOK := true
 	for _, p := range f.setVariants(def) {
 		add(p.err, p.at...)

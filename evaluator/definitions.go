@@ -176,12 +176,22 @@ func (l *loader) lastOfEachKey(defs flagDefs) flagDefs {
 	return defs.withoutDropped()
 }
 
+// metadataObject is the "metadata" member as decoded: an object, or
+// nothing; flagd refuses a whole document where it is anything else.
+func metadataObject(raw any) (map[string]any, error) {
+	obj, ok := raw.(map[string]any)
+	if !ok && raw != nil {
+		return nil, fmt.Errorf(`"metadata" is %s, not an object`, jsonType(raw))
+	}
+	return obj, nil
+}
+
 // metadata keeps the string, number and boolean entries of the metadata of
 // def (nil for the flag set's). A number written as an integer (10) becomes
 // int64, any other spelling (10.5, 10.0, 1e3) float64: OpenFeature's GetInt
 // and GetFloat each accept only their own type.
-func (l *loader) metadata(def *flagDef, raw any) map[string]any {
-	if raw == nil {
+func (l *loader) metadata(def *flagDef, obj map[string]any) map[string]any {
+	if obj == nil {
 		return nil
 	}
 	warn := func(msg string) {
@@ -190,11 +200,6 @@ func (l *loader) metadata(def *flagDef, raw any) map[string]any {
 		} else {
 			l.warn(def.key, def.path("metadata"), msg)
 		}
-	}
-	obj, ok := raw.(map[string]any)
-	if !ok {
-		warn(fmt.Sprintf("metadata is %s, not an object; ignored", jsonType(raw)))
-		return nil
 	}
 	out := make(map[string]any, len(obj))
 	for k, v := range obj {

@@ -761,6 +761,8 @@ func TestDocumentErrorPaths(t *testing.T) {
 		{"flags missing", `{"metadata": {}}`, nil},
 		{"flags of the wrong type", `{"flags": 3}`, []string{"flags"}},
 		{"$evaluators of the wrong type", `{"$evaluators": [], "flags": {}}`, []string{"$evaluators"}},
+		{"metadata a string", `{"metadata": "team", "flags": {}}`, []string{"metadata"}},
+		{"metadata an array, in YAML", "metadata: [a]\nflags: {}\n", []string{"metadata"}},
 		{"empty", " \n", nil},
 		{"YAML infinity in a variant", "flags:\n  f:\n    variants: {x: .inf}\n", []string{"flags", "f", "variants", "x"}},
 		{"YAML NaN in an array", "flags:\n  - key: a\n    variants: {x: [1, .nan]}\n", []string{"flags", "0", "variants", "x", "1"}},
@@ -822,6 +824,50 @@ func TestEmptyEvaluatorWarns(t *testing.T) {
 			if strings.Contains(w, "/$evaluators/fine") {
 				t.Errorf("%s: a warning for the fine evaluator: %q", doc, w)
 			}
+		}
+	}
+}
+
+// A flag whose "state" is not a string, or whose "metadata" is not an
+// object, is broken: flagd refuses the whole document over either, as
+// WithStrict does. A state string other than ENABLED and DISABLED, and
+// null, are served as enabled, with a warning, as in flagd.
+func TestStateAndMetadataTypes(t *testing.T) {
+	tests := []struct {
+		state, metadata string
+		problem         string // "" when the flag is served
+	}{
+		{`"ENABLED"`, `{"team": "a"}`, ""},
+		{`"enabled"`, `null`, ""},
+		{`null`, `{}`, ""},
+		{`1`, `{}`, `"state" is a number, not a string`},
+		{`true`, `{}`, `"state" is a boolean, not a string`},
+		{`{"a": 1}`, `{}`, `"state" is an object, not a string`},
+		{`["ENABLED"]`, `{}`, `"state" is an array, not a string`},
+		{`"ENABLED"`, `"team"`, `"metadata" is a string, not an object`},
+		{`"ENABLED"`, `[1]`, `"metadata" is an array, not an object`},
+		{`"ENABLED"`, `7`, `"metadata" is a number, not an object`},
+	}
+	for _, tt := range tests {
+		doc := `{"flags": {"ok": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"},
+		  "f": {"state": ` + tt.state + `, "variants": {"on": true}, "defaultVariant": "on", "metadata": ` + tt.metadata + `}}}`
+		set := mustLoad(t, doc)
+		r := set.ResolveBool("f", false, nil)
+		if tt.problem == "" {
+			if r.Err != nil || !r.Value || len(set.Problems()) > 0 {
+				t.Errorf("state %s, metadata %s: %+v, problems %v; want it served", tt.state, tt.metadata, r, set.Problems())
+			}
+			continue
+		}
+		if r.Err == nil || r.Err.Code != CodeParseError || !strings.Contains(r.Err.Error(), tt.problem) {
+			t.Errorf("state %s, metadata %s: %+v, want PARSE_ERROR %q", tt.state, tt.metadata, r, tt.problem)
+		}
+		if ok := set.ResolveBool("ok", false, nil); !ok.Value {
+			t.Errorf("state %s, metadata %s: the other flag %+v", tt.state, tt.metadata, ok)
+		}
+		var ve *ValidationError
+		if _, err := Load([]byte(doc), WithStrict()); !errors.As(err, &ve) {
+			t.Errorf("state %s, metadata %s: strict load gave %v, want a *ValidationError", tt.state, tt.metadata, err)
 		}
 	}
 }

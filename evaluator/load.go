@@ -143,7 +143,11 @@ func (l *loader) begin(top map[string]any) (*FlagSet, error) {
 		l.evaluators = evs
 		l.warnEmptyEvaluators()
 	}
-	set.metadata = l.metadata(nil, l.resolveDataRefs(top["metadata"]))
+	meta, err := metadataObject(l.resolveDataRefs(top["metadata"]))
+	if err != nil {
+		return nil, &DocumentError{Msg: err.Error(), Path: []string{"metadata"}}
+	}
+	set.metadata = l.metadata(nil, meta)
 	ctx := canonicalAppend(nil, l.evaluators)
 	ctx = canonicalAppend(ctx, set.metadata)
 	set.reuseKey = maphash.Bytes(writtenSeed, append(ctx, byte(set.version)))

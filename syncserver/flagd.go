@@ -61,34 +61,41 @@ func setMetadata(top, evaluators map[string]any) map[string]any {
 // missing string is ""), the set's metadata (see setMetadata) under its
 // own and the source it was read from. The evaluators are substituted into
 // every member, its rule and the rest, as flagd's substitution of the
-// whole text does.
+// whole text does. A member of a type flagd's model cannot hold, over
+// which flagd refuses the whole document, is sent as written, for the
+// follower to refuse that flag.
 func flagdFlag(def, setMeta, evaluators map[string]any, source string) map[string]any {
 	def, _ = substituteRefs(def, evaluators).(map[string]any)
 	out := map[string]any{
-		"state":          stringOrEmpty(def["state"]),
-		"defaultVariant": stringOrEmpty(def["defaultVariant"]),
+		"state":          modelString(def["state"]),
+		"defaultVariant": modelString(def["defaultVariant"]),
 		"variants":       def["variants"],
 		"source":         source,
 	}
 	if t, ok := def["targeting"]; ok && t != nil {
 		out["targeting"] = t
 	}
+	own, isObject := def["metadata"].(map[string]any)
+	if !isObject && def["metadata"] != nil {
+		out["metadata"] = def["metadata"]
+		return out
+	}
 	meta := map[string]any{}
 	maps.Copy(meta, setMeta)
-	if m, ok := def["metadata"].(map[string]any); ok {
-		maps.Copy(meta, m)
-	}
+	maps.Copy(meta, own)
 	if len(meta) > 0 {
 		out["metadata"] = meta
 	}
 	return out
 }
 
-// stringOrEmpty is how flagd's model holds a string field: a missing or
+// modelString is how flagd's model holds a string field: a missing or
 // null value is the empty string.
-func stringOrEmpty(v any) string {
-	s, _ := v.(string)
-	return s
+func modelString(v any) any {
+	if v == nil {
+		return ""
+	}
+	return v
 }
 
 // substituteRefs replaces every object that is exactly {"$ref": name} with

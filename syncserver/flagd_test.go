@@ -48,9 +48,17 @@ func TestFlagdEncode(t *testing.T) {
 			want: `{"flags": {"f": {"state": "ENABLED", "defaultVariant": "", "variants": {"on": true}, "targeting": {"and": [{"$ref": "a<b"}, true]}, "source": "/f.json"}}}`,
 		},
 		{
+			// flagd refuses such a document whole: the set's metadata is
+			// dropped, the flag's sent as written, for the follower to
+			// refuse that flag.
 			name: "metadata that is one $ref to a string",
 			doc:  `{"$evaluators": {"s": "text"}, "metadata": {"$ref": "s"}, "flags": {"f": {"state": "ENABLED", "variants": {"on": true}, "metadata": {"$ref": "s"}}}}`,
-			want: `{"flags": {"f": {"state": "ENABLED", "defaultVariant": "", "variants": {"on": true}, "source": "/f.json"}}}`,
+			want: `{"flags": {"f": {"state": "ENABLED", "defaultVariant": "", "variants": {"on": true}, "metadata": "text", "source": "/f.json"}}}`,
+		},
+		{
+			name: "a state and a default variant that are not strings, sent as written",
+			doc:  `{"flags": {"f": {"state": 1, "variants": {"on": true}, "defaultVariant": true}}}`,
+			want: `{"flags": {"f": {"state": 1, "defaultVariant": true, "variants": {"on": true}, "source": "/f.json"}}}`,
 		},
 		{
 			name: "flags as an array",

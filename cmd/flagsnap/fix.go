@@ -57,6 +57,9 @@ func (fx *fixer) fix(path []string) string {
 	case len(path) == 3 && last == "state":
 		return `set "state" to "ENABLED" or "DISABLED"`
 	case len(path) == 3 && last == "metadata":
+		if _, ok := v.(map[string]any); !ok {
+			return `write "metadata" as an object of names and values, e.g. {"owner": "team-a"}`
+		}
 		return "keep strings, numbers and booleans only: other metadata is dropped"
 	case path[2] != "targeting" || !written:
 		return ""

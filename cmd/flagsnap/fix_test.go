@@ -59,6 +59,8 @@ func TestFixes(t *testing.T) {
 			"/flags/f/state", `set "state" to "ENABLED" or "DISABLED"`},
 		{"metadata", `{"flags": {"f": {` + vars + `, "metadata": {"tags": ["a"]}}}}`,
 			"/flags/f/metadata", "keep strings, numbers and booleans only: other metadata is dropped"},
+		{"metadata that is not an object", `{"flags": {"f": {` + vars + `, "metadata": "team-a"}}}`,
+			"/flags/f/metadata", `write "metadata" as an object of names and values, e.g. {"owner": "team-a"}`},
 		{"in YAML", "flags:\n  f:\n    state: ENABLED\n    variants: {on: true, off: false}\n    defaultVariant: onn\n",
 			"/flags/f/defaultVariant", `use one of the variants: "off", "on"`},
 	}
