@@ -181,9 +181,10 @@ var differences = map[string]difference{
 }
 
 // refusedWhole are the files the daemon refuses whole, over one number out
-// of range, an empty evaluator, a state or metadata of the wrong type: its sync stream sends none of their
-// flags, where a sync server with flagd's encoding sends every flag, and
-// flagsnap refuses only a broken one.
+// of range, an empty evaluator, or a state or metadata of the wrong type:
+// its sync stream sends none of their flags, where a sync server with
+// flagd's encoding sends every flag, and flagsnap refuses only a broken
+// one.
 var refusedWhole = map[string]bool{"out-of-range-variant.json": true, "out-of-range-rule.json": true, "empty-evaluator.json": true,
 	"state-types.json": true, "metadata-types.json": true}
 
@@ -377,6 +378,9 @@ func answerFileFlags(t *testing.T, path string) map[string]map[string]any {
 			Variants json.RawMessage `json:"variants"`
 		}
 		if json.Unmarshal(whole(def), &f) != nil {
+			if key != "" {
+				out[key] = nil // a definition that is no object is a row too
+			}
 			return
 		}
 		if key == "" {
