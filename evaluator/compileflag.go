@@ -21,16 +21,23 @@ func newFlag(key string) *flag {
 // compileFlag compiles a definition and lists its problems: all of them,
 // for flagsnap validate. A flag with problems answers the first.
 func (l *loader) compileFlag(fd *flagDef) (*flag, []FlagProblem) {
-	if fd.object && fd.raw != nil {
-		l.resolveFlagRef(fd)
+	def, raw, fromEntry := fd.fields, fd.raw, false
+	if entry, ok := l.entryNamed(fd.ref); ok {
+		// A definition that is one $ref is the entry it names.
+		def, raw, fromEntry = nil, entry, true
+		if obj, isObject := entry.(map[string]any); isObject {
+			def = fieldsOf(obj)
+		} else {
+			fd.object = false
+		}
 	}
-	if fd.fields == nil {
+	if def == nil {
 		f := newFlag(fd.key)
-		err := fmt.Errorf("definition is %s, not an object", jsonType(fd.raw))
+		err := fmt.Errorf("definition is %s, not an object", jsonType(raw))
 		f.breakWith(err, fd.path())
 		return f, []FlagProblem{{Flag: fd.key, Path: fd.path(), Err: err}}
 	}
-	return l.compileFields(fd, fd.fields)
+	return l.compileFields(fd, def, fromEntry)
 }
 
 // defFields are the members of a definition that the loader reads, as
@@ -95,12 +102,13 @@ func (def *defFields) appendVariants(b []byte) []byte {
 }
 
 // compileFields is compileFlag on the members of the definition. addSetMetadata
-// adds the flag set's metadata, and its fingerprint.
-func (l *loader) compileFields(fd *flagDef, def *defFields) (*flag, []FlagProblem) {
+// adds the flag set's metadata, and its fingerprint. The members of an
+// entry of $evaluators (fromEntry) are not searched for $refs again.
+func (l *loader) compileFields(fd *flagDef, def *defFields, fromEntry bool) (*flag, []FlagProblem) {
 	key := fd.key
 	def.sortVariants()
 	targeting, refProblems := def.targeting, []issue(nil)
-	if !fd.fromRef {
+	if !fromEntry {
 		l.resolveFieldRefs(def)
 		targeting, refProblems = l.resolveRefs(def.targeting)
 	}

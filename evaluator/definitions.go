@@ -14,7 +14,8 @@ import (
 type flagDef struct {
 	key    string
 	fields *defFields // the definition, when it is an object
-	raw    any        // the definition, when it is not, or when it is one {"$ref": name}
+	raw    any        // the definition, when it is not
+	ref    any        // the value of "$ref", when it is the object's one member
 	span   []byte     // the definition as written, when it was decoded from JSON
 	flag   *flag      // compiled, or taken from WithPrevious (reused)
 	notes  *defNotes  // what compiling it reported, if anything
@@ -27,9 +28,6 @@ type flagDef struct {
 	reused  bool // the flag was taken from WithPrevious
 	unnamed bool // an entry without a key: it cannot be asked for
 	dropped bool // another definition takes its place
-	// fromRef: the definition is the entry of $evaluators that it named,
-	// which is not searched for $refs again (no nested $ref).
-	fromRef bool
 }
 
 // fail makes err the definition's problem, which its flag answers: what
@@ -132,8 +130,8 @@ func decodedDef(key string, raw any, index int) flagDef {
 		key, _ = obj["key"].(string)
 	}
 	fd := flagDef{key: key, fields: fieldsOf(obj), index: index, object: true, refs: true}
-	if _, ok := obj["$ref"]; ok && len(obj) == 1 {
-		fd.raw = obj // the definition may be a reference
+	if len(obj) == 1 {
+		fd.ref = obj["$ref"]
 	}
 	return fd
 }

@@ -407,8 +407,8 @@ func (d *fastDecoder) flags() (any, bool) {
 }
 
 // definition decodes a flag's definition: an object into fd.fields, which
-// keep the members the loader reads (and into fd.raw when its one member
-// is "$ref"), anything else into fd.raw.
+// keep the members the loader reads (and fd.ref), anything else into
+// fd.raw.
 func (d *fastDecoder) definition(fd *flagDef) bool {
 	d.space()
 	start, refs := d.pos, d.refs
@@ -419,7 +419,7 @@ func (d *fastDecoder) definition(fd *flagDef) bool {
 		members := 0
 		ok = d.each(func(name []byte) bool { members++; return d.field(fd, name) })
 		if members > 1 {
-			fd.raw = nil // a "$ref" beside other members is data
+			fd.ref = nil // a "$ref" beside other members is data
 		}
 	} else {
 		fd.raw, ok = d.value()
@@ -457,9 +457,7 @@ func (d *fastDecoder) field(fd *flagDef, name []byte) bool {
 	case "metadata":
 		f.metadata, ok = d.value()
 	case "$ref":
-		var ref any
-		ref, ok = d.value()
-		fd.raw = map[string]any{"$ref": ref} // the definition may be a reference
+		fd.ref, ok = d.value()
 	case "key":
 		var key any
 		if key, ok = d.value(); fd.index >= 0 {

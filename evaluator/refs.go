@@ -70,9 +70,8 @@ func (l *loader) resolveFieldRefs(def *defFields) {
 	if vs := def.variantMembers; len(vs) == 1 && vs[0].name == "$ref" {
 		// "variants" that is one reference stands for the whole object,
 		// which is not searched again.
-		s := substitution{l: l, data: true}
-		if v, changed := s.substitute(map[string]any{"$ref": vs[0].val}); changed {
-			def.setVariants(v)
+		if entry, ok := l.entryNamed(vs[0].val); ok {
+			def.setVariants(entry)
 			def.sortVariants()
 			return
 		}
@@ -82,21 +81,17 @@ func (l *loader) resolveFieldRefs(def *defFields) {
 	}
 }
 
-// resolveFlagRef makes a definition that is one {"$ref": name}, fd.raw,
-// the named entry of $evaluators, as flagd's substitution in the text of
-// the document does. A name of no entry leaves a definition of no members.
-func (l *loader) resolveFlagRef(fd *flagDef) {
-	s := substitution{l: l, data: true}
-	entry, changed := s.substitute(fd.raw)
-	fd.raw, fd.fromRef = nil, changed
-	if !changed {
-		return
+// entryNamed is the entry of $evaluators that {"$ref": ref} names, if
+// any: a whole "variants" or flag written so is that entry, as flagd's
+// substitution in the text of the document makes it. What the entry holds
+// is not searched again.
+func (l *loader) entryNamed(ref any) (any, bool) {
+	name, ok := ref.(string)
+	if !ok {
+		return nil, false
 	}
-	if obj, ok := entry.(map[string]any); ok {
-		fd.fields = fieldsOf(obj)
-		return
-	}
-	fd.fields, fd.raw, fd.object = nil, entry, false
+	entry, found := l.evaluators[name]
+	return entry, found
 }
 
 // resolveDataRefs substitutes $evaluators into data; there a name of no
