@@ -113,7 +113,7 @@ func (l *loader) compileFields(fd *flagDef, def *defFields, fromEntry bool) (*fl
 		targeting, refProblems = l.resolveRefs(def.targeting)
 	}
 	f := newFlag(key)
-	meta, metaErr := metadataObject(def.metadata)
+	meta, metaErr := objectMember("metadata", def.metadata)
 	f.metadata = l.metadata(fd, meta)
 	var stateErr error
 	switch state := def.state; state.(type) {

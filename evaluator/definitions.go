@@ -174,12 +174,13 @@ func (l *loader) lastOfEachKey(defs flagDefs) flagDefs {
 	return defs.withoutDropped()
 }
 
-// metadataObject is the "metadata" member as decoded: an object, or
-// nothing; flagd refuses a whole document where it is anything else.
-func metadataObject(raw any) (map[string]any, error) {
+// objectMember is the member name ("$evaluators", "metadata") as decoded:
+// an object, or nothing; flagd refuses a whole document where it is
+// anything else.
+func objectMember(name string, raw any) (map[string]any, error) {
 	obj, ok := raw.(map[string]any)
 	if !ok && raw != nil {
-		return nil, fmt.Errorf(`"metadata" is %s, not an object`, jsonType(raw))
+		return nil, fmt.Errorf("%q is %s, not an object", name, jsonType(raw))
 	}
 	return obj, nil
 }

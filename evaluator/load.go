@@ -135,15 +135,13 @@ func (l *loader) begin(top map[string]any) (*FlagSet, error) {
 		clock:   l.cfg.clock,
 		id:      lastSetID.Add(1),
 	}
-	if raw, ok := top["$evaluators"]; ok && raw != nil {
-		evs, ok := raw.(map[string]any)
-		if !ok {
-			return nil, &DocumentError{Msg: fmt.Sprintf(`"$evaluators" is %s, not an object`, jsonType(raw)), Path: []string{"$evaluators"}}
-		}
-		l.evaluators = evs
-		l.warnEmptyEvaluators()
+	evs, err := objectMember("$evaluators", top["$evaluators"])
+	if err != nil {
+		return nil, &DocumentError{Msg: err.Error(), Path: []string{"$evaluators"}}
 	}
-	meta, err := metadataObject(l.resolveDataRefs(top["metadata"]))
+	l.evaluators = evs
+	l.warnEmptyEvaluators()
+	meta, err := objectMember("metadata", l.resolveDataRefs(top["metadata"]))
 	if err != nil {
 		return nil, &DocumentError{Msg: err.Error(), Path: []string{"metadata"}}
 	}

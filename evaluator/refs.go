@@ -41,21 +41,26 @@ func (l *loader) resolveRefs(raw any) (any, []issue) {
 // characters ({}, [], "", 7), where flagsnap substitutes the value.
 func (l *loader) warnEmptyEvaluators() {
 	for _, name := range slices.Sorted(maps.Keys(l.evaluators)) {
-		empty := false
-		switch t := l.evaluators[name].(type) {
-		case map[string]any:
-			empty = len(t) == 0
-		case []any:
-			empty = len(t) == 0
-		case string:
-			empty = t == ""
-		case json.Number:
-			empty = len(t) < 3
-		}
-		if empty {
+		if writtenShort(l.evaluators[name]) {
 			l.warn("", []string{"$evaluators", name}, `flagd refuses the whole document over this evaluator, empty or under three characters long ("evaluator object is empty"); flagsnap substitutes its value`)
 		}
 	}
+}
+
+// writtenShort tells whether a decoded value is written in fewer than
+// three characters: {}, [], "" or a number of one or two.
+func writtenShort(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		return len(t) == 0
+	case []any:
+		return len(t) == 0
+	case string:
+		return t == ""
+	case json.Number:
+		return len(t) < 3
+	}
+	return false
 }
 
 // resolveFieldRefs substitutes $evaluators into the members of a flag
