@@ -122,8 +122,8 @@ func standAlone(doc []byte) ([]overlayFlag, error) {
 		return nil, err
 	}
 	evaluators, _ := top["$evaluators"].(map[string]any)
-	// Metadata that is one $ref may stand for anything: no object, no
-	// metadata, as the loader reads it.
+	// The strict load refuses metadata that is no object once its $refs
+	// are substituted; here it is none, to be safe.
 	meta, _ := inlineRefs(top["metadata"], evaluators, true)
 	setMeta, _ := meta.(map[string]any)
 	defs, err := flagDefs(top["flags"])
@@ -176,38 +176,14 @@ func flagDefs(raw any) ([]overlayFlag, error) {
 }
 
 // standAloneFlag is f's definition without its "key" (the merged document
-// may hold flags by key), its rule's $refs replaced and its metadata
-// written under its document's.
+// may hold flags by key), its $refs replaced and its metadata written
+// under its document's.
 func standAloneFlag(f overlayFlag, evaluators, setMeta map[string]any) (map[string]any, error) {
-	def := maps.Clone(f.def)
-	entry := false
-	if name, ok := def["$ref"].(string); ok && len(def) == 1 {
-		// A definition that is one $ref is the entry it names, not
-		// searched again, as the loader reads it.
-		if obj, ok := evaluators[name].(map[string]any); ok {
-			def, entry = maps.Clone(obj), true
-		}
+	def, err := refsInlined(f, evaluators)
+	if err != nil {
+		return nil, err
 	}
 	delete(def, "key")
-	if rule, ok := def["targeting"]; ok && rule != nil && !entry {
-		resolved, err := inlineRefs(rule, evaluators, false)
-		if err == nil && hasRef(resolved) {
-			err = errors.New("a $ref is left once the document's own $evaluators are substituted")
-		}
-		if err != nil {
-			// A second guard: compileOverride refuses such a rule first,
-			// with refHint, so this error need not repeat it.
-			return nil, fmt.Errorf("flag %q: %v", f.key, err)
-		}
-		def["targeting"] = resolved
-	}
-	// As the loader does, $refs are substituted into the other members
-	// too, a name of no entry left as written.
-	for k, v := range def {
-		if k != "targeting" && !entry {
-			def[k], _ = inlineRefs(v, evaluators, true)
-		}
-	}
 	own, _ := def["metadata"].(map[string]any)
 	if len(setMeta) > 0 || own != nil {
 		meta := map[string]any{}
@@ -215,6 +191,39 @@ func standAloneFlag(f overlayFlag, evaluators, setMeta map[string]any) (map[stri
 		copyMetadata(meta, own)
 		def["metadata"] = meta
 	}
+	return def, nil
+}
+
+// refsInlined is a copy of f's definition with its $refs replaced, as the
+// loader reads them: a definition that is one $ref is the entry it names,
+// not searched again; otherwise the $refs of the rule must resolve, and
+// those of the other members stay as written where they name no entry.
+func refsInlined(f overlayFlag, evaluators map[string]any) (map[string]any, error) {
+	if name, ok := f.def["$ref"].(string); ok && len(f.def) == 1 {
+		if entry, ok := evaluators[name].(map[string]any); ok {
+			return maps.Clone(entry), nil
+		}
+	}
+	def := maps.Clone(f.def)
+	for k, v := range def {
+		if k != "targeting" {
+			def[k], _ = inlineRefs(v, evaluators, true)
+		}
+	}
+	rule := def["targeting"]
+	if rule == nil {
+		return def, nil
+	}
+	resolved, err := inlineRefs(rule, evaluators, false)
+	if err == nil && hasRef(resolved) {
+		err = errors.New("a $ref is left once the document's own $evaluators are substituted")
+	}
+	if err != nil {
+		// A second guard: compileOverride refuses such a rule first, with
+		// refHint, so this error need not repeat it.
+		return nil, fmt.Errorf("flag %q: %v", f.key, err)
+	}
+	def["targeting"] = resolved
 	return def, nil
 }
 
