@@ -90,7 +90,8 @@ func flagdFlag(def, setMeta, evaluators map[string]any, source string) map[strin
 }
 
 // modelString is how flagd's model holds a string field: a missing or
-// null value is the empty string.
+// null value is the empty string; one of another type stays as written
+// (see flagdFlag).
 func modelString(v any) any {
 	if v == nil {
 		return ""
