@@ -55,6 +55,7 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 	"ref-whole.json":           {{}},
 	"state-types.json":         {{}},
 	"metadata-types.json":      {{}},
+	"key-source-types.json":    {{}},
 	"yaml-forms.yaml":          {{}, {"n": 16}},
 	"metadata.json":            {{}, {"u": 1}},
 	"context-properties.json": {
@@ -135,6 +136,16 @@ var differences = map[string]difference{
 	"metadata-types.json/ok": {"only the flag is refused", func(_ string, r resolution) bool {
 		return r.ErrorCode == "" && r.Variant == "a" && sameMetadata(r.Metadata, map[string]any{"team": "web"})
 	}},
+	// flagd drops the whole file over a flag's "key" or "source" that is
+	// not a string; flagsnap breaks only the flag.
+	"key-source-types.json/key-number":    {"only the flag is refused", parseError},
+	"key-source-types.json/source-object": {"only the flag is refused", parseError},
+	"key-source-types.json/ok": {"only the flag is refused", func(_ string, r resolution) bool {
+		return r.ErrorCode == "" && r.Variant == "on"
+	}},
+	"key-source-types.json/key-other": {"only the flag is refused", func(_ string, r resolution) bool {
+		return r.ErrorCode == "" && r.Variant == "off"
+	}},
 	// Variants of mixed types (null beside a boolean) break the flag;
 	// flagd serves it, and answers GENERAL where it serves the null.
 	"null-variants.json/null-beside-a-boolean": {"variants of mixed types break the flag", parseError},
@@ -181,12 +192,13 @@ var differences = map[string]difference{
 }
 
 // refusedWhole are the files the daemon refuses whole, over one number out
-// of range, an empty evaluator, or a state or metadata of the wrong type:
+// of range, an empty evaluator, or a state, metadata, key or source of the
+// wrong type:
 // its sync stream sends none of their flags, where a sync server with
 // flagd's encoding sends every flag, and flagsnap refuses only a broken
 // one.
 var refusedWhole = map[string]bool{"out-of-range-variant.json": true, "out-of-range-rule.json": true, "empty-evaluator.json": true,
-	"state-types.json": true, "metadata-types.json": true}
+	"state-types.json": true, "metadata-types.json": true, "key-source-types.json": true}
 
 // overflows are the rows whose integer reading in flagd converts a float
 // past int64's range, which Go leaves to the machine: flagsnap answers

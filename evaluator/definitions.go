@@ -130,6 +130,8 @@ func decodedDef(key string, raw any, index int) flagDef {
 		key, _ = obj["key"].(string)
 	}
 	fd := flagDef{key: key, fields: fieldsOf(obj), index: index, object: true, refs: true}
+	fd.checkModelString("key", obj["key"])
+	fd.checkModelString("source", obj["source"])
 	if len(obj) == 1 {
 		fd.ref = obj["$ref"]
 	}
@@ -150,10 +152,23 @@ func arrayDefinitions(defs flagDefs) flagDefs {
 	for fd := range defs.all() {
 		if fd.key == "" {
 			fd.key, fd.unnamed = fmt.Sprintf("flags[%d]", fd.index), true
-			fd.fail(fmt.Errorf(`flag entry has no "key"`))
+			if fd.problem == nil { // a "key" of another type says so already
+				fd.fail(fmt.Errorf(`flag entry has no "key"`))
+			}
 		}
 	}
 	return defs
+}
+
+// checkModelString fails the definition when its member name ("key",
+// "source") is neither a string nor null: flagd reads both into strings,
+// and refuses a whole document over either, though neither means anything
+// to the flag here (the key of a "flags" object names it; the source is
+// the reader's label).
+func (fd *flagDef) checkModelString(name string, v any) {
+	if _, ok := v.(string); !ok && v != nil {
+		fd.fail(fmt.Errorf("%q is %s, not a string", name, jsonType(v)))
+	}
 }
 
 // lastOfEachKey keeps the last definition of each key, as flagd does, and

@@ -832,6 +832,50 @@ func TestEmptyEvaluatorWarns(t *testing.T) {
 // object, is broken: flagd refuses the whole document over either, as
 // WithStrict does. A state string other than ENABLED and DISABLED, and
 // null, are served as enabled, with a warning, as in flagd.
+// TestKeyAndSourceTypes: a flag's "key" or "source" that is neither a
+// string nor null breaks that flag, in either form of "flags", as flagd
+// refuses a whole document over it; the strict load refuses the document.
+func TestKeyAndSourceTypes(t *testing.T) {
+	ok := `{"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"`
+	tests := []struct {
+		name, doc string
+		flag      string // the flag asked for
+		problem   string // "" when the flag is served
+	}{
+		{"object, key a string", `{"flags": {"f": {"key": "else", "source": "x", ` + ok[1:] + `}}}`, "f", ""},
+		{"object, both null", `{"flags": {"f": {"key": null, "source": null, ` + ok[1:] + `}}}`, "f", ""},
+		{"object, key a number", `{"flags": {"f": {"key": 5, ` + ok[1:] + `}}}`, "f", `"key" is a number, not a string`},
+		{"object, source a boolean", `{"flags": {"f": {"source": true, ` + ok[1:] + `}}}`, "f", `"source" is a boolean, not a string`},
+		{"object, source after the rest", `{"flags": {"f": ` + ok + `, "source": {"uri": "x"}}}}`, "f", `"source" is an object, not a string`},
+		{"array, source an array", `{"flags": [{"key": "f", "source": ["x"], ` + ok[1:] + `}]}`, "f", `"source" is an array, not a string`},
+		{"array, key a number", `{"flags": [{"key": 5, ` + ok[1:] + `}]}`, "", `"key" is a number, not a string`},
+		{"YAML, key a number", "flags:\n  f: {key: 5, state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n", "f", `"key" is a number, not a string`},
+		{"YAML, source a list", "flags:\n  - {key: f, source: [x], state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n", "f", `"source" is an array, not a string`},
+	}
+	for _, tt := range tests {
+		set := mustLoad(t, tt.doc)
+		problems := set.Problems()
+		if tt.problem == "" {
+			if r := set.ResolveBool(tt.flag, false, nil); r.Err != nil || !r.Value || len(problems) > 0 {
+				t.Errorf("%s: %+v, problems %v; want it served", tt.name, r, problems)
+			}
+			continue
+		}
+		if len(problems) != 1 || problems[0].Err.Error() != tt.problem {
+			t.Errorf("%s: problems %v, want one, %q", tt.name, problems, tt.problem)
+		}
+		if tt.flag != "" {
+			if r := set.ResolveBool(tt.flag, false, nil); r.Err == nil || r.Err.Code != CodeParseError || !strings.Contains(r.Err.Error(), tt.problem) {
+				t.Errorf("%s: %+v, want PARSE_ERROR %q", tt.name, r, tt.problem)
+			}
+		}
+		var ve *ValidationError
+		if _, err := Load([]byte(tt.doc), WithStrict()); !errors.As(err, &ve) {
+			t.Errorf("%s: strict load gave %v, want a *ValidationError", tt.name, err)
+		}
+	}
+}
+
 func TestStateAndMetadataTypes(t *testing.T) {
 	tests := []struct {
 		state, metadata string

@@ -458,11 +458,12 @@ func (d *fastDecoder) field(fd *flagDef, name []byte) bool {
 		f.metadata, ok = d.value()
 	case "$ref":
 		fd.ref, ok = d.value()
-	case "key":
-		var key any
-		if key, ok = d.value(); fd.index >= 0 {
-			fd.key, _ = key.(string) // an entry of an array of flags
+	case "key", "source":
+		var v any
+		if v, ok = d.value(); string(name) == "key" && fd.index >= 0 {
+			fd.key, _ = v.(string) // an entry of an array of flags
 		}
+		fd.checkModelString(string(name), v)
 	default:
 		_, ok = d.value()
 	}

@@ -72,6 +72,13 @@ func flagdFlag(def, setMeta, evaluators map[string]any, source string) map[strin
 		"variants":       def["variants"],
 		"source":         source,
 	}
+	for _, name := range []string{"key", "source"} {
+		switch def[name].(type) {
+		case string, nil: // the key is the map's; the source is ours
+		default:
+			out[name] = def[name]
+		}
+	}
 	if t, ok := def["targeting"]; ok && t != nil {
 		out["targeting"] = t
 	}

@@ -61,6 +61,12 @@ func TestFlagdEncode(t *testing.T) {
 			want: `{"flags": {"f": {"state": 1, "defaultVariant": true, "variants": {"on": true}, "source": "/f.json"}}}`,
 		},
 		{
+			name: "a key and a source that are not strings, sent as written",
+			doc:  `{"flags": {"f": {"key": 5, "variants": {"on": true}}, "g": {"key": "other", "source": ["x"], "variants": {"on": true}}}}`,
+			want: `{"flags": {"f": {"key": 5, "state": "", "defaultVariant": "", "variants": {"on": true}, "source": "/f.json"},
+			    "g": {"state": "", "defaultVariant": "", "variants": {"on": true}, "source": ["x"]}}}`,
+		},
+		{
 			name: "flags as an array",
 			doc:  `{"flags": [{"key": "k", "state": "ENABLED", "variants": {"a": "A"}, "defaultVariant": "a"}]}`,
 			want: `{"flags": {"k": {"state": "ENABLED", "defaultVariant": "a", "variants": {"a": "A"}, "source": "/f.json"}}}`,

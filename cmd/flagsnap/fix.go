@@ -99,6 +99,9 @@ func (fx *fixer) fixDefinition(path []string) string {
 	if !isObject {
 		return `write the flag as an object with "state", "variants" and "defaultVariant"`
 	}
+	if hint := fixModelStrings(def); hint != "" {
+		return hint
+	}
 	list, isArray := lookup(fx.doc, path[:1]).([]any)
 	if !isArray {
 		return ""
@@ -126,6 +129,23 @@ func (fx *fixer) fixDefinition(path []string) string {
 	return ""
 }
 
+// fixModelStrings is for a definition whose "key" or "source" is not a
+// string, which breaks the flag.
+func fixModelStrings(def map[string]any) string {
+	switch def["key"].(type) {
+	case string, nil:
+	default:
+		return `write "key" as a string, the flag's name`
+	}
+	switch def["source"].(type) {
+	case string, nil:
+	default:
+		return `write "source" as a string, or leave it out`
+	}
+	return ""
+}
+
+// fixVariants is for "variants" missing, not an object, or empty.
 func fixVariants(v any, written bool) string {
 	obj, isObject := v.(map[string]any)
 	switch {
