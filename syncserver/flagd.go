@@ -2,6 +2,7 @@ package syncserver
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 )
@@ -18,8 +19,10 @@ func flagdEncode(doc []byte, source string) (string, error) {
 	if err := json.Unmarshal(doc, &top); err != nil {
 		return "", fmt.Errorf("flagd encoding: %w", err)
 	}
-	evaluators, _ := top["$evaluators"].(map[string]any)
-	setMeta := setMetadata(top, evaluators)
+	evaluators, setMeta, err := evaluatorsAndMetadata(top)
+	if err != nil {
+		return "", fmt.Errorf("flagd encoding: %w", err)
+	}
 
 	flags := map[string]any{}
 	addFlag := func(key string, raw any) {
@@ -50,11 +53,20 @@ func flagdEncode(doc []byte, source string) (string, error) {
 	return string(b), nil
 }
 
-// setMetadata is the document's flag-set metadata, its $refs substituted:
-// none when it is no object, as metadata that is one $ref may become.
-func setMetadata(top, evaluators map[string]any) map[string]any {
-	m, _ := substituteRefs(top["metadata"], evaluators).(map[string]any)
-	return m
+// evaluatorsAndMetadata are the document's $evaluators, and its flag-set
+// metadata with their $refs substituted. flagd refuses a whole document
+// where either is there but not an object, as metadata that is one $ref may
+// become.
+func evaluatorsAndMetadata(top map[string]any) (evaluators, setMeta map[string]any, err error) {
+	evaluators, ok := top["$evaluators"].(map[string]any)
+	if !ok && top["$evaluators"] != nil {
+		return nil, nil, errors.New(`"$evaluators" is not an object`)
+	}
+	meta := substituteRefs(top["metadata"], evaluators)
+	if setMeta, ok = meta.(map[string]any); !ok && meta != nil {
+		return nil, nil, errors.New(`"metadata" is not an object`)
+	}
+	return evaluators, setMeta, nil
 }
 
 // flagdFlag is one flag as flagd sends it: the fields of its model (a

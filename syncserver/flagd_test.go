@@ -48,11 +48,10 @@ func TestFlagdEncode(t *testing.T) {
 			want: `{"flags": {"f": {"state": "ENABLED", "defaultVariant": "", "variants": {"on": true}, "targeting": {"and": [{"$ref": "a<b"}, true]}, "source": "/f.json"}}}`,
 		},
 		{
-			// flagd refuses such a document whole: the set's metadata is
-			// dropped, the flag's sent as written, for the follower to
-			// refuse that flag.
-			name: "metadata that is one $ref to a string",
-			doc:  `{"$evaluators": {"s": "text"}, "metadata": {"$ref": "s"}, "flags": {"f": {"state": "ENABLED", "variants": {"on": true}, "metadata": {"$ref": "s"}}}}`,
+			// flagd refuses such a document whole: the flag's metadata is
+			// sent as written, for the follower to refuse that flag.
+			name: "flag metadata that is one $ref to a string",
+			doc:  `{"$evaluators": {"s": "text"}, "flags": {"f": {"state": "ENABLED", "variants": {"on": true}, "metadata": {"$ref": "s"}}}}`,
 			want: `{"flags": {"f": {"state": "ENABLED", "defaultVariant": "", "variants": {"on": true}, "metadata": "text", "source": "/f.json"}}}`,
 		},
 		{
@@ -92,6 +91,17 @@ func TestFlagdEncode(t *testing.T) {
 	}
 	if _, err := flagdEncode([]byte("flags: {}"), "x"); err == nil {
 		t.Error("a document that is not JSON encoded without error")
+	}
+	// flagd refuses these whole; the server then sends them as written,
+	// for the follower to refuse too.
+	for _, doc := range []string{
+		`{"$evaluators": 5, "flags": {}}`,
+		`{"metadata": "team", "flags": {}}`,
+		`{"$evaluators": {"s": "text"}, "metadata": {"$ref": "s"}, "flags": {}}`,
+	} {
+		if got, err := flagdEncode([]byte(doc), "x"); err == nil {
+			t.Errorf("%s encoded as %s, want an error", doc, got)
+		}
 	}
 }
 

@@ -302,8 +302,10 @@ func decodeSource(name string, doc []byte) ([]storedFlag, error) {
 	if err != nil {
 		return nil, err
 	}
-	evaluators, _ := top["$evaluators"].(map[string]any)
-	setMeta := setMetadata(top, evaluators)
+	evaluators, setMeta, err := evaluatorsAndMetadata(top)
+	if err != nil {
+		return nil, err
+	}
 	var defs []map[string]any
 	var keys []string
 	switch fs := top["flags"].(type) {

@@ -267,6 +267,11 @@ func TestSourcesMisuse(t *testing.T) {
 	if _, err := New(WithSource("a", []byte("{"))); err == nil {
 		t.Error("New with a source that does not parse: no error")
 	}
+	for _, doc := range []string{`{"metadata": 5, "flags": {}}`, `{"$evaluators": [], "flags": {}}`} {
+		if _, err := New(WithSource("a", []byte(doc))); err == nil {
+			t.Errorf("New with a source flagd refuses whole (%s): no error", doc)
+		}
+	}
 	if err := newServer(t, WithFlags([]byte(flagsA))).SetSource("a", []byte(flagsA)); err == nil {
 		t.Error("SetSource without sources: no error")
 	}
