@@ -140,6 +140,7 @@ var differences = map[string]difference{
 	// not a string; flagsnap breaks only the flag.
 	"key-source-types.json/key-number":    {"only the flag is refused", parseError},
 	"key-source-types.json/source-object": {"only the flag is refused", parseError},
+	"key-source-types.json/entry-key-number": {"only the flag is refused", parseError},
 	"key-source-types.json/ok": {"only the flag is refused", func(_ string, r resolution) bool {
 		return r.ErrorCode == "" && r.Variant == "on"
 	}},

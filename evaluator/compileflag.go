@@ -26,18 +26,26 @@ func (l *loader) compileFlag(fd *flagDef) (*flag, []FlagProblem) {
 		// A definition that is one $ref is the entry it names.
 		def, raw, fromEntry = nil, entry, true
 		if obj, isObject := entry.(map[string]any); isObject {
+			if err := modelStringsError(obj); err != nil {
+				return brokenDefinition(fd, err)
+			}
 			def = fieldsOf(obj)
 		} else {
 			fd.object = false
 		}
 	}
 	if def == nil {
-		f := newFlag(fd.key)
-		err := fmt.Errorf("definition is %s, not an object", jsonType(raw))
-		f.breakWith(err, fd.path())
-		return f, []FlagProblem{{Flag: fd.key, Path: fd.path(), Err: err}}
+		return brokenDefinition(fd, fmt.Errorf("definition is %s, not an object", jsonType(raw)))
 	}
 	return l.compileFields(fd, def, fromEntry)
+}
+
+// brokenDefinition is the flag of a definition that cannot be compiled,
+// which answers err.
+func brokenDefinition(fd *flagDef, err error) (*flag, []FlagProblem) {
+	f := newFlag(fd.key)
+	f.breakWith(err, fd.path())
+	return f, []FlagProblem{{Flag: fd.key, Path: fd.path(), Err: err}}
 }
 
 // defFields are the members of a definition that the loader reads, as

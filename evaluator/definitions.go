@@ -4,6 +4,7 @@ package evaluator
 // one per key, with where each came from, and the set's metadata merged in.
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"iter"
@@ -130,8 +131,9 @@ func decodedDef(key string, raw any, index int) flagDef {
 		key, _ = obj["key"].(string)
 	}
 	fd := flagDef{key: key, fields: fieldsOf(obj), index: index, object: true, refs: true}
-	fd.checkModelString("key", obj["key"])
-	fd.checkModelString("source", obj["source"])
+	if err := modelStringsError(obj); err != nil {
+		fd.fail(err)
+	}
 	if len(obj) == 1 {
 		fd.ref = obj["$ref"]
 	}
@@ -160,15 +162,22 @@ func arrayDefinitions(defs flagDefs) flagDefs {
 	return defs
 }
 
-// checkModelString fails the definition when its member name ("key",
-// "source") is neither a string nor null: flagd reads both into strings,
-// and refuses a whole document over either, though neither means anything
-// to the flag here (the key of a "flags" object names it; the source is
-// the reader's label).
-func (fd *flagDef) checkModelString(name string, v any) {
-	if _, ok := v.(string); !ok && v != nil {
-		fd.fail(fmt.Errorf("%q is %s, not a string", name, jsonType(v)))
+// modelStringError is the problem of a definition's member name ("key",
+// "source") that is neither a string nor null: flagd reads both into
+// strings, and refuses a whole document over either, though neither means
+// anything to the flag here (the key of a "flags" object names it; the
+// source is the reader's label).
+func modelStringError(name string, v any) error {
+	if _, ok := v.(string); ok || v == nil {
+		return nil
 	}
+	return fmt.Errorf("%q is %s, not a string", name, jsonType(v))
+}
+
+// modelStringsError is modelStringError of a decoded definition's "key"
+// and "source".
+func modelStringsError(obj map[string]any) error {
+	return cmp.Or(modelStringError("key", obj["key"]), modelStringError("source", obj["source"]))
 }
 
 // lastOfEachKey keeps the last definition of each key, as flagd does, and

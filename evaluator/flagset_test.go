@@ -833,8 +833,9 @@ func TestEmptyEvaluatorWarns(t *testing.T) {
 // WithStrict does. A state string other than ENABLED and DISABLED, and
 // null, are served as enabled, with a warning, as in flagd.
 // TestKeyAndSourceTypes: a flag's "key" or "source" that is neither a
-// string nor null breaks that flag, in either form of "flags", as flagd
-// refuses a whole document over it; the strict load refuses the document.
+// string nor null breaks that flag, in either form of "flags" and in an
+// entry a whole flag's $ref names, as flagd refuses a whole document over
+// it; the strict load refuses the document.
 func TestKeyAndSourceTypes(t *testing.T) {
 	ok := `{"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"`
 	tests := []struct {
@@ -849,6 +850,7 @@ func TestKeyAndSourceTypes(t *testing.T) {
 		{"object, source after the rest", `{"flags": {"f": ` + ok + `, "source": {"uri": "x"}}}}`, "f", `"source" is an object, not a string`},
 		{"array, source an array", `{"flags": [{"key": "f", "source": ["x"], ` + ok[1:] + `}]}`, "f", `"source" is an array, not a string`},
 		{"array, key a number", `{"flags": [{"key": 5, ` + ok[1:] + `}]}`, "", `"key" is a number, not a string`},
+		{"a whole-flag $ref to an entry whose key is a number", `{"$evaluators": {"e": {"key": 5, ` + ok[1:] + `}}, "flags": {"f": {"$ref": "e"}}}`, "f", `"key" is a number, not a string`},
 		{"YAML, key a number", "flags:\n  f: {key: 5, state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n", "f", `"key" is a number, not a string`},
 		{"YAML, source a list", "flags:\n  - {key: f, source: [x], state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n", "f", `"source" is an array, not a string`},
 	}

@@ -463,7 +463,9 @@ func (d *fastDecoder) field(fd *flagDef, name []byte) bool {
 		if v, ok = d.value(); string(name) == "key" && fd.index >= 0 {
 			fd.key, _ = v.(string) // an entry of an array of flags
 		}
-		fd.checkModelString(string(name), v)
+		if err := modelStringError(string(name), v); err != nil {
+			fd.fail(err)
+		}
 	default:
 		_, ok = d.value()
 	}
