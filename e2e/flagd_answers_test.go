@@ -56,6 +56,7 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 	"state-types.json":         {{}},
 	"metadata-types.json":      {{}},
 	"key-source-types.json":    {{}},
+	"no-variants.json":         {{}},
 	"yaml-forms.yaml":          {{}, {"n": 16}},
 	"metadata.json":            {{}, {"u": 1}},
 	"context-properties.json": {
@@ -138,8 +139,8 @@ var differences = map[string]difference{
 	}},
 	// flagd drops the whole file over a flag's "key" or "source" that is
 	// not a string; flagsnap breaks only the flag.
-	"key-source-types.json/key-number":    {"only the flag is refused", parseError},
-	"key-source-types.json/source-object": {"only the flag is refused", parseError},
+	"key-source-types.json/key-number":       {"only the flag is refused", parseError},
+	"key-source-types.json/source-object":    {"only the flag is refused", parseError},
 	"key-source-types.json/entry-key-number": {"only the flag is refused", parseError},
 	"key-source-types.json/ok": {"only the flag is refused", func(_ string, r resolution) bool {
 		return r.ErrorCode == "" && r.Variant == "on"
@@ -147,6 +148,14 @@ var differences = map[string]difference{
 	"key-source-types.json/key-other": {"only the flag is refused", func(_ string, r resolution) bool {
 		return r.ErrorCode == "" && r.Variant == "off"
 	}},
+	// A definition without variants (null, {}, variants missing or
+	// null) is broken; flagd serves the code default, or answers GENERAL
+	// where a rule names a variant.
+	"no-variants.json/definition-null":       {"a flag without variants is broken", parseError},
+	"no-variants.json/definition-empty":      {"a flag without variants is broken", parseError},
+	"no-variants.json/variants-null":         {"a flag without variants is broken", parseError},
+	"no-variants.json/variants-missing":      {"a flag without variants is broken", parseError},
+	"no-variants.json/variants-missing-rule": {"a flag without variants is broken", parseError},
 	// Variants of mixed types (null beside a boolean) break the flag;
 	// flagd serves it, and answers GENERAL where it serves the null.
 	"null-variants.json/null-beside-a-boolean": {"variants of mixed types break the flag", parseError},

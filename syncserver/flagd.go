@@ -26,11 +26,16 @@ func flagdEncode(doc []byte, source string) (string, error) {
 
 	flags := map[string]any{}
 	addFlag := func(key string, raw any) {
-		def, ok := raw.(map[string]any)
-		if !ok {
-			return // flagd rejects such a file; nothing of it is served
+		switch def := raw.(type) {
+		case map[string]any:
+			flags[key] = flagdFlag(def, setMeta, evaluators, source)
+		case nil: // flagd's model of null is that of {}
+			flags[key] = flagdFlag(map[string]any{}, setMeta, evaluators, source)
+		default:
+			// flagd refuses a whole document over it: sent as written,
+			// for the follower to refuse that flag.
+			flags[key] = raw
 		}
-		flags[key] = flagdFlag(def, setMeta, evaluators, source)
 	}
 	switch fs := top["flags"].(type) {
 	case map[string]any:

@@ -60,6 +60,12 @@ func TestFlagdEncode(t *testing.T) {
 			want: `{"flags": {"f": {"state": 1, "defaultVariant": true, "variants": {"on": true}, "source": "/f.json"}}}`,
 		},
 		{
+			name: "a null definition as {}, and one that is no object as written",
+			doc:  `{"flags": {"n": null, "e": {}, "s": "text"}}`,
+			want: `{"flags": {"n": {"state": "", "defaultVariant": "", "variants": null, "source": "/f.json"},
+			    "e": {"state": "", "defaultVariant": "", "variants": null, "source": "/f.json"}, "s": "text"}}`,
+		},
+		{
 			name: "a key and a source that are not strings, sent as written",
 			doc:  `{"flags": {"f": {"key": 5, "variants": {"on": true}}, "g": {"key": "other", "source": ["x"], "variants": {"on": true}}}}`,
 			want: `{"flags": {"f": {"key": 5, "state": "", "defaultVariant": "", "variants": {"on": true}, "source": "/f.json"},

@@ -314,7 +314,7 @@ func decodeSource(name string, doc []byte) ([]storedFlag, error) {
 		keys = slices.Sorted(maps.Keys(fs))
 		for _, k := range keys {
 			def, ok := fs[k].(map[string]any)
-			if !ok {
+			if !ok && fs[k] != nil { // flagd's model of null is that of {}
 				return nil, fmt.Errorf("flag %q is not an object", k)
 			}
 			defs = append(defs, def)

@@ -143,10 +143,11 @@ func TestSourceSelectors(t *testing.T) {
 // its source named, evaluators substituted.
 func TestSourceEncoding(t *testing.T) {
 	doc := `{"metadata": {"flagSetId": "s", "team": "t"}, "$evaluators": {"e": {"==": [1, 1]}},
-	  "flags": {"f": {"state": "ENABLED", "variants": {"n": 1.0}, "targeting": {"if": [{"$ref": "e"}, "n"]}, "metadata": {"team": "u"}}}}`
+	  "flags": {"f": {"state": "ENABLED", "variants": {"n": 1.0}, "targeting": {"if": [{"$ref": "e"}, "n"]}, "metadata": {"team": "u"}}, "n": null}}`
 	s := startTCP(t, WithSource("dir/f.json", []byte(doc)))
 	want := `{"flags":{"f":{"defaultVariant":"","metadata":{"flagSetId":"s","team":"u"},"source":"dir/f.json","state":"ENABLED",` +
-		`"targeting":{"if":[{"==":[1,1]},"n"]},"variants":{"n":1}}}}`
+		`"targeting":{"if":[{"==":[1,1]},"n"]},"variants":{"n":1}},` +
+		`"n":{"defaultVariant":"","metadata":{"flagSetId":"s","team":"t"},"source":"dir/f.json","state":"","variants":null}}}`
 	resp, err := plain(t, s).FetchAllFlags(callCtx(t), syncv1.FetchAllFlagsRequest_builder{}.Build())
 	if err != nil || resp.GetFlagConfiguration() != want {
 		t.Errorf("FetchAllFlags: %v\n got %s\nwant %s", err, resp.GetFlagConfiguration(), want)
