@@ -90,13 +90,17 @@ func (defs flagDefs) withoutDropped() flagDefs {
 }
 
 // flagDefinitions lists the flags of the document, which may be an object
-// keyed by flag key or an array of objects that carry their "key".
-func flagDefinitions(top map[string]any) (flagDefs, error) {
+// keyed by flag key or an array of objects that carry their "key". A null
+// "flags" is no flags, with a warning, as flagd reads it.
+func (l *loader) flagDefinitions(top map[string]any) (flagDefs, error) {
 	raw, ok := top["flags"]
 	if !ok {
 		return nil, &DocumentError{Msg: `"flags" is missing`}
 	}
 	switch t := raw.(type) {
+	case nil:
+		l.warn("", []string{"flags"}, `"flags" is null: the set has no flags`)
+		return nil, nil
 	case *flagList:
 		if t.array {
 			return arrayDefinitions(t.chunks), nil

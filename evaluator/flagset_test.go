@@ -799,6 +799,25 @@ func TestWarningsNameTheirPointer(t *testing.T) {
 	}
 }
 
+// TestNullFlagsIsNoFlags: a "flags" that is null (in YAML, "flags:" and
+// nothing under it) is a set without flags, with a warning, as flagd reads
+// it; a missing one still refuses the document.
+func TestNullFlagsIsNoFlags(t *testing.T) {
+	for _, doc := range []string{`{"metadata": {"team": "a"}, "flags": null}`, "metadata: {team: a}\nflags:\n"} {
+		var logs logtest.Buffer
+		set := mustLoad(t, doc, WithLogger(logs.Logger()))
+		if set.Len() != 0 || len(set.Problems()) != 0 {
+			t.Errorf("%q: %d flags, problems %v; want none", doc, set.Len(), set.Problems())
+		}
+		if r := set.ResolveBool("f", false, nil); r.Err == nil || r.Err.Code != CodeFlagNotFound || r.Metadata["team"] != "a" {
+			t.Errorf("%q: %+v, want FLAG_NOT_FOUND with the set's metadata", doc, r)
+		}
+		if want := `msg="\"flags\" is null: the set has no flags" pointer=/flags` + "\n"; logs.Count(want) != 1 {
+			t.Errorf("%q: no warning ending %q in\n%s", doc, want, logs.String())
+		}
+	}
+}
+
 // TestEmptyEvaluatorWarns: flagd refuses a document with an $evaluators
 // entry written in fewer than three characters; flagsnap loads it and
 // warns at the entry, and at no other.

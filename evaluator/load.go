@@ -96,7 +96,7 @@ func loadDocument(doc []byte, cfg config) (*FlagSet, *loader, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	defs, err := flagDefinitions(top)
+	defs, err := l.flagDefinitions(top)
 	if err != nil {
 		return nil, nil, err
 	}
