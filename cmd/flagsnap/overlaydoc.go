@@ -139,8 +139,8 @@ func standAlone(doc []byte) ([]overlayFlag, error) {
 }
 
 // flagDefs lists the flags of a "flags" member, an object or an array of
-// flags with a "key"; of two flags with one key, the later. A missing or
-// null member is an error, as it is to the strict load that came first.
+// flags with a "key"; of two flags with one key, the later. A null member
+// is no flags, as the strict load that came first reads it.
 func flagDefs(raw any) ([]overlayFlag, error) {
 	var out []overlayFlag
 	add := func(key string, v any) error {
@@ -152,6 +152,7 @@ func flagDefs(raw any) ([]overlayFlag, error) {
 		return nil
 	}
 	switch t := raw.(type) {
+	case nil:
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(t)) {
 			if err := add(k, t[k]); err != nil {

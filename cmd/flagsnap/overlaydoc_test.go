@@ -285,3 +285,12 @@ func TestStandAloneMetadataRef(t *testing.T) {
 		}
 	}
 }
+
+// A null "flags" is an override without flags, as the loader reads it.
+func TestStandAloneNullFlags(t *testing.T) {
+	for _, doc := range []string{`{"flags": null}`, "flags:\n"} {
+		if defs, err := standAlone([]byte(doc)); err != nil || len(defs) != 0 {
+			t.Errorf("%q: %v, %v; want no flags", doc, defs, err)
+		}
+	}
+}
