@@ -58,6 +58,7 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 	"key-source-types.json":    {{}},
 	"no-variants.json":         {{}},
 	"yaml-forms.yaml":          {{}, {"n": 16}},
+	"yaml-flow.yaml":           {{}, {"tier": "gold"}},
 	"metadata.json":            {{}, {"u": 1}},
 	"context-properties.json": {
 		{}, {"targetingKey": "u1"}, {"$flagd": map[string]any{"flagKey": "other", "timestamp": 1}},

@@ -15,9 +15,9 @@ import (
 )
 
 // decodeDocument parses a flag document into plain values, numbers kept as
-// json.Number until we know what they are for: JSON when its first
-// significant character is '{' or '[' (see fastDecoder, which chunkRead is
-// for), YAML otherwise. refs is false when it certainly has no "$ref".
+// json.Number until we know what they are for: JSON when it starts as JSON
+// does (see startsAsJSON, and fastDecoder, which chunkRead is for), YAML
+// otherwise. refs is false when it certainly has no "$ref".
 func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, refs bool, err error) {
 	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimLeft(doc, " \t\r\n")
@@ -25,7 +25,7 @@ func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, 
 		return nil, false, &DocumentError{Msg: "the document is empty"}
 	}
 	var raw any
-	if trimmed[0] == '{' || trimmed[0] == '[' {
+	if startsAsJSON(trimmed) {
 		raw, refs, err = decodeJSON(doc, chunkRead)
 	} else {
 		raw, err = decodeYAML(doc)
@@ -39,6 +39,21 @@ func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, 
 		return nil, false, &DocumentError{Msg: fmt.Sprintf("the document is %s, not an object", jsonType(raw))}
 	}
 	return top, refs, nil
+}
+
+// startsAsJSON tells whether a document, from its first significant
+// character, is JSON: an array, or an object whose first member's name is
+// quoted. An object in YAML's flow style, {flags: …}, is not, and is read
+// as the YAML it is, as flagd reads a .yaml file.
+func startsAsJSON(trimmed []byte) bool {
+	switch trimmed[0] {
+	case '[':
+		return true
+	case '{':
+		rest := bytes.TrimLeft(trimmed[1:], " \t\r\n")
+		return len(rest) == 0 || rest[0] == '"' || rest[0] == '}'
+	}
+	return false
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)

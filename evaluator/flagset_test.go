@@ -50,6 +50,10 @@ flags:
         - $ref: isOne
         - x
 `,
+		// YAML's flow style: it opens an object, but is not JSON.
+		"yaml flow style": ` {$evaluators: {isOne: {"==": [{var: k}, 1]}}, flags: {
+			a: {state: ENABLED, variants: {on: true, off: false}, defaultVariant: "on"},
+			b: {state: ENABLED, variants: {x: X, y: Y}, defaultVariant: y, targeting: {if: [{$ref: isOne}, x]}}}}`,
 	}
 	for name, doc := range docs {
 		t.Run(name, func(t *testing.T) {

@@ -352,11 +352,11 @@ func decodeSource(name string, doc []byte) ([]storedFlag, error) {
 }
 
 // decodeDocument decodes JSON into float64 numbers, as flagd does, and
-// YAML into the same shapes.
+// YAML (any other document, among them YAML's flow style, {flags: …})
+// into the same shapes.
 func decodeDocument(doc []byte) (map[string]any, error) {
-	trimmed := bytes.TrimLeft(doc, " \t\r\n")
 	var raw any
-	if len(trimmed) > 0 && trimmed[0] == '{' {
+	if json.Valid(doc) {
 		if err := json.Unmarshal(doc, &raw); err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package syncserver
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -282,6 +283,23 @@ func TestSourcesMisuse(t *testing.T) {
 		}
 	}()
 	newServer(t, WithSource("a", []byte(flagsA))).SetFlags([]byte(flagsB))
+}
+
+// A source in YAML, in its block or its flow style, is read as the same
+// flags as in JSON.
+func TestSourceInYAML(t *testing.T) {
+	want, err := decodeSource("f", []byte(`{"flags": {"f": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range []string{
+		"flags:\n  f: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n",
+		`{flags: {f: {state: ENABLED, variants: {"on": true}, defaultVariant: "on"}}}`,
+	} {
+		if got, err := decodeSource("f", []byte(doc)); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: %v (%v), want %v", doc, got, err, want)
+		}
+	}
 }
 
 func TestParseSelector(t *testing.T) {

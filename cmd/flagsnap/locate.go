@@ -64,10 +64,15 @@ const minIndexedMembers = 16
 const bom = "\xef\xbb\xbf"
 
 // isJSON decides between JSON and YAML as the evaluator does: a document
-// whose first significant character opens an object or an array is JSON.
+// that opens an array, or an object whose first member's name is quoted,
+// is JSON; an object in YAML's flow style, {flags: …}, is YAML.
 func isJSON(data []byte) bool {
 	t := bytes.TrimLeft(bytes.TrimPrefix(data, []byte(bom)), " \t\r\n")
-	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
+	if len(t) == 0 || t[0] != '{' {
+		return len(t) > 0 && t[0] == '['
+	}
+	rest := bytes.TrimLeft(t[1:], " \t\r\n")
+	return len(rest) == 0 || rest[0] == '"' || rest[0] == '}'
 }
 
 // newSourceMap maps any document: one that does not parse keeps the
