@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/flagsnap/flagsnap"
+	"github.com/flagsnap/flagsnap/internal/plainyaml"
 	"github.com/flagsnap/flagsnap/syncserver"
 )
 
@@ -59,6 +60,7 @@ var answerFiles = map[string][]openfeature.FlattenedContext{
 	"no-variants.json":         {{}},
 	"yaml-forms.yaml":          {{}, {"n": 16}},
 	"yaml-flow.yaml":           {{}, {"tier": "gold"}},
+	"yaml-keys.yaml":           {{}},
 	"metadata.json":            {{}, {"u": 1}},
 	"context-properties.json": {
 		{}, {"targetingKey": "u1"}, {"$flagd": map[string]any{"flagKey": "other", "timestamp": 1}},
@@ -149,6 +151,13 @@ var differences = map[string]difference{
 	"key-source-types.json/key-other": {"only the flag is refused", func(_ string, r resolution) bool {
 		return r.ErrorCode == "" && r.Variant == "off"
 	}},
+	// flagd drops the whole file over a YAML key that is not a string,
+	// which JSON cannot hold; flagsnap breaks only the flag that has one.
+	"yaml-keys.yaml/1":                 {"only the flag is refused", parseError},
+	"yaml-keys.yaml/numbered-variants": {"only the flag is refused", parseError},
+	"yaml-keys.yaml/ok": {"only the flag is refused", func(_ string, r resolution) bool {
+		return r.ErrorCode == "" && r.Variant == "on"
+	}},
 	// A definition without variants (null, {}, variants missing or
 	// null) is broken; flagd serves the code default, or answers GENERAL
 	// where a rule names a variant.
@@ -203,13 +212,14 @@ var differences = map[string]difference{
 }
 
 // refusedWhole are the files the daemon refuses whole, over one number out
-// of range, an empty evaluator, or a state, metadata, key or source of the
-// wrong type:
+// of range, an empty evaluator, a state, metadata, key or source of the
+// wrong type, or a YAML key that is not a string:
 // its sync stream sends none of their flags, where a sync server with
 // flagd's encoding sends every flag, and flagsnap refuses only a broken
 // one.
 var refusedWhole = map[string]bool{"out-of-range-variant.json": true, "out-of-range-rule.json": true, "empty-evaluator.json": true,
-	"state-types.json": true, "metadata-types.json": true, "key-source-types.json": true}
+	"state-types.json": true, "metadata-types.json": true, "key-source-types.json": true,
+	"yaml-keys.yaml": true}
 
 // overflows are the rows whose integer reading in flagd converts a float
 // past int64's range, which Go leaves to the machine: flagsnap answers
@@ -377,7 +387,7 @@ func answerFileFlags(t *testing.T, path string) map[string]map[string]any {
 		Flags      json.RawMessage            `json:"flags"`
 		Evaluators map[string]json.RawMessage `json:"$evaluators"`
 	}
-	if err := json.Unmarshal(readAnswerFile(t, path), &doc); err != nil {
+	if err := json.Unmarshal(answerFileJSON(t, path), &doc); err != nil {
 		t.Fatal(err)
 	}
 	// whole is what a definition, or its "variants", written as one
@@ -437,8 +447,10 @@ func answerFileFlags(t *testing.T, path string) map[string]map[string]any {
 	return out
 }
 
-// readAnswerFile reads a file of the table as JSON: a YAML file as flagd
-// converts it, which is also what its sync stream sends.
+// readAnswerFile reads a file of the table as flagd does: JSON, or a
+// YAML file converted to JSON, which is also what its sync stream sends.
+// YAML that JSON cannot hold (a key that is not a string), which flagd
+// refuses, stays as written, for a sync server to send as written.
 func readAnswerFile(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -452,7 +464,26 @@ func readAnswerFile(t *testing.T, path string) []byte {
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if b, err = json.Marshal(doc); err != nil {
+	if converted, err := json.Marshal(doc); err == nil {
+		return converted
+	}
+	return b
+}
+
+// answerFileJSON is a file of the table as JSON, its YAML keys that are
+// not strings written as text.
+func answerFileJSON(t *testing.T, path string) []byte {
+	t.Helper()
+	b := readAnswerFile(t, path)
+	if json.Valid(b) {
+		return b
+	}
+	var doc any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(plainyaml.Plain(doc))
+	if err != nil {
 		t.Fatal(err)
 	}
 	return b

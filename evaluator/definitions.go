@@ -43,15 +43,19 @@ type defNotes struct {
 	warnings []warning
 }
 
+// place is the definition's key in "flags", or its index in an array.
+func (d *flagDef) place() string {
+	if d.index >= 0 {
+		return strconv.Itoa(d.index)
+	}
+	return d.key
+}
+
 // path is where part of the definition is, as FlagProblem.Path. It is made
 // for a problem only: most flags have none.
 func (d *flagDef) path(part ...string) []string {
 	at := make([]string, 0, 2+len(part))
-	if d.index >= 0 {
-		at = append(at, "flags", strconv.Itoa(d.index))
-	} else {
-		at = append(at, "flags", d.key)
-	}
+	at = append(at, "flags", d.place())
 	return append(at, part...)
 }
 

@@ -2204,7 +2204,7 @@ var diffLoadSeeds = []string{
 // rule, so with references the total number of iterations is bounded
 // rather than their nesting.
 func diffLoadEvaluable(doc []byte) bool {
-	decoded, _, err := decodeDocument(doc, nil)
+	decoded, _, _, err := decodeDocument(doc, nil)
 	if err != nil {
 		return false
 	}

@@ -3,7 +3,6 @@ package evaluator
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -17,28 +16,30 @@ import (
 // decodeDocument parses a flag document into plain values, numbers kept as
 // json.Number until we know what they are for: JSON when it starts as JSON
 // does (see startsAsJSON, and fastDecoder, which chunkRead is for), YAML
-// otherwise. refs is false when it certainly has no "$ref".
-func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, refs bool, err error) {
+// otherwise. refs is false when it certainly has no "$ref". keyProblems
+// are those of the flags whose YAML has a key that is not a string, by
+// the flag's place in "flags" (see yamlReader.keyProblems).
+func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, refs bool, keyProblems map[string]error, err error) {
 	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimLeft(doc, " \t\r\n")
 	if len(trimmed) == 0 {
-		return nil, false, &DocumentError{Msg: "the document is empty"}
+		return nil, false, nil, &DocumentError{Msg: "the document is empty"}
 	}
 	var raw any
 	if startsAsJSON(trimmed) {
 		raw, refs, err = decodeJSON(doc, chunkRead)
 	} else {
-		raw, err = decodeYAML(doc)
+		raw, keyProblems, err = decodeYAML(doc)
 		refs = true
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	top, ok := raw.(map[string]any)
 	if !ok {
-		return nil, false, &DocumentError{Msg: fmt.Sprintf("the document is %s, not an object", jsonType(raw))}
+		return nil, false, nil, &DocumentError{Msg: fmt.Sprintf("the document is %s, not an object", jsonType(raw))}
 	}
-	return top, refs, nil
+	return top, refs, keyProblems, nil
 }
 
 // startsAsJSON tells whether a document, from its first significant
@@ -58,42 +59,35 @@ func startsAsJSON(trimmed []byte) bool {
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
-func decodeYAML(doc []byte) (any, error) {
+func decodeYAML(doc []byte) (any, map[string]error, error) {
 	var raw any
 	if err := yaml.Unmarshal(doc, &raw); err != nil {
 		line := 0
 		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 			line, _ = strconv.Atoi(m[1])
 		}
-		return nil, &SyntaxError{Format: "YAML", Line: line, Msg: err.Error()}
+		return nil, nil, &SyntaxError{Format: "YAML", Line: line, Msg: err.Error()}
 	}
-	return fromYAML(raw)
+	var r yamlReader
+	v, err := r.value(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyProblems, err := r.keyProblems()
+	return v, keyProblems, err
 }
 
-// fromYAML converts what the YAML decoder produces into the shapes the JSON
-// decoder produces, so that the rest of the loader sees one form.
-func fromYAML(x any) (any, error) {
-	v, err := fromYAMLValue(x)
-	var de *DocumentError
-	if errors.As(err, &de) {
-		// Gathered on the way out, which costs nothing until a value is
-		// wrong.
-		slices.Reverse(de.Path)
-	}
-	return v, err
+// yamlReader converts what the YAML decoder produces into the shapes the
+// JSON decoder produces, so that the rest of the loader sees one form.
+type yamlReader struct {
+	at []string // the path of the value being converted
+	// badKeys are the paths of the mapping keys that are not strings (1,
+	// true, ~), which JSON cannot hold: each became its text, and flagd,
+	// which converts YAML to JSON, refuses the whole document over one.
+	badKeys [][]string
 }
 
-// inside notes that a problem lies within key (or index) of a container.
-// Keys gather innermost first; fromYAML turns them around.
-func inside(err error, key string) error {
-	var de *DocumentError
-	if errors.As(err, &de) {
-		de.Path = append(de.Path, key)
-	}
-	return err
-}
-
-func fromYAMLValue(x any) (any, error) {
+func (r *yamlReader) value(x any) (any, error) {
 	switch t := x.(type) {
 	case nil, bool, string:
 		return t, nil
@@ -105,7 +99,7 @@ func fromYAMLValue(x any) (any, error) {
 		return json.Number(strconv.FormatUint(t, 10)), nil
 	case float64:
 		if math.IsInf(t, 0) || math.IsNaN(t) {
-			return nil, &DocumentError{Msg: fmt.Sprintf("%v is not a JSON number", t)}
+			return nil, &DocumentError{Msg: fmt.Sprintf("%v is not a JSON number", t), Path: slices.Clone(r.at)}
 		}
 		return json.Number(strconv.FormatFloat(t, 'g', -1, 64)), nil
 	case time.Time:
@@ -113,31 +107,69 @@ func fromYAMLValue(x any) (any, error) {
 	case []any:
 		out := make([]any, len(t))
 		for i, el := range t {
-			v, err := fromYAMLValue(el)
+			v, err := r.inside(strconv.Itoa(i), el)
 			if err != nil {
-				return nil, inside(err, strconv.Itoa(i))
+				return nil, err
 			}
 			out[i] = v
 		}
 		return out, nil
 	case map[string]any:
-		return fromYAMLMap(t)
+		return yamlMapping(r, t)
 	case map[any]any:
-		return fromYAMLMap(t)
+		return yamlMapping(r, t)
 	}
-	return nil, &DocumentError{Msg: fmt.Sprintf("unsupported YAML value of type %T", x)}
+	return nil, &DocumentError{Msg: fmt.Sprintf("unsupported YAML value of type %T", x), Path: slices.Clone(r.at)}
 }
 
-// fromYAMLMap converts a mapping, whose keys become strings.
-func fromYAMLMap[K comparable](t map[K]any) (any, error) {
+// inside converts el, found at key (or index) of the value at r.at.
+func (r *yamlReader) inside(key string, el any) (any, error) {
+	r.at = append(r.at, key)
+	v, err := r.value(el)
+	r.at = r.at[:len(r.at)-1]
+	return v, err
+}
+
+// yamlMapping converts a mapping, whose keys become strings.
+func yamlMapping[K comparable](r *yamlReader, t map[K]any) (any, error) {
 	out := make(map[string]any, len(t))
 	for k, el := range t {
-		key := fmt.Sprint(k)
-		v, err := fromYAMLValue(el)
+		key, isString := any(k).(string)
+		if !isString {
+			key = fmt.Sprint(k)
+			if any(k) == nil {
+				key = "null" // ~, as JSON writes it
+			}
+			r.badKeys = append(r.badKeys, append(slices.Clone(r.at), key))
+		}
+		v, err := r.inside(key, el)
 		if err != nil {
-			return nil, inside(err, key)
+			return nil, err
 		}
 		out[key] = v
 	}
 	return out, nil
+}
+
+// keyProblems confines each key that is not a string to the flag that
+// holds it, as flagsnap's rule is for what flagd refuses whole: the
+// flag's problem, by its place in "flags" (its key, or its index in an
+// array). A key outside any flag refuses the document. Of several, the
+// first by path is told, whatever order the mappings were read in.
+func (r *yamlReader) keyProblems() (map[string]error, error) {
+	slices.SortFunc(r.badKeys, slices.Compare)
+	var byFlag map[string]error
+	for _, at := range r.badKeys {
+		key := at[len(at)-1]
+		if len(at) < 2 || at[0] != "flags" {
+			return nil, &DocumentError{Msg: fmt.Sprintf("YAML key %s is not a string", key), Path: at}
+		}
+		if byFlag == nil {
+			byFlag = map[string]error{}
+		}
+		if byFlag[at[1]] == nil {
+			byFlag[at[1]] = fmt.Errorf("YAML key %s at %s is not a string", key, jsonPointer(at[:len(at)-1]))
+		}
+	}
+	return byFlag, nil
 }

@@ -803,6 +803,48 @@ func TestWarningsNameTheirPointer(t *testing.T) {
 	}
 }
 
+// TestYAMLKeysThatAreNotStrings: a YAML key that is not a string, which
+// flagd cannot convert to JSON and refuses the whole document over, breaks
+// the flag that holds it (the first by path is told) and refuses the
+// document outside any flag.
+func TestYAMLKeysThatAreNotStrings(t *testing.T) {
+	const ok = "  ok: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n"
+	tests := []struct {
+		name, doc  string
+		flag, want string // the broken flag and its problem; "" for a document error at want
+	}{
+		{"a flag key", "flags:\n  1: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n" + ok, "1", "YAML key 1 at /flags is not a string"},
+		{"a boolean flag key", "flags:\n  true: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n" + ok, "true", "YAML key true at /flags is not a string"},
+		{"variant names", "flags:\n  v: {state: ENABLED, variants: {3: a, 2: b, x: c}, defaultVariant: x}\n" + ok, "v", "YAML key 2 at /flags/v/variants is not a string"},
+		{"a null key in a rule", "flags:\n  r: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on', targeting: {~: 1}}\n" + ok, "r", "YAML key null at /flags/r/targeting is not a string"},
+		{"flag metadata", "flags:\n  m: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on', metadata: {1.5: x}}\n" + ok, "m", "YAML key 1.5 at /flags/m/metadata is not a string"},
+		{"an entry of an array", "flags:\n  - {key: a, state: ENABLED, variants: {2: true}, defaultVariant: '2'}\n  - {key: ok, state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n", "a", "YAML key 2 at /flags/0/variants is not a string"},
+		{"set metadata", "metadata: {1: x}\nflags:\n" + ok, "", "/metadata/1"},
+		{"an evaluator's name", "$evaluators: {1: {var: x}}\nflags:\n" + ok, "", "/$evaluators/1"},
+		{"a top-level key", "7: x\nflags:\n" + ok, "", "/7"},
+	}
+	for _, tt := range tests {
+		set, err := Load([]byte(tt.doc))
+		if tt.flag == "" {
+			var de *DocumentError
+			if !errors.As(err, &de) || jsonPointer(de.Path) != tt.want || !strings.Contains(de.Msg, "is not a string") {
+				t.Errorf("%s: %v, want a document error at %s", tt.name, err, tt.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if r := set.ResolveBool(tt.flag, false, nil); r.Err == nil || r.Err.Code != CodeParseError || !strings.Contains(r.Err.Error(), tt.want) {
+			t.Errorf("%s: %+v, want PARSE_ERROR %q", tt.name, r, tt.want)
+		}
+		if r := set.ResolveBool("ok", false, nil); !r.Value || len(set.Problems()) != 1 {
+			t.Errorf("%s: the other flag %+v, problems %v", tt.name, r, set.Problems())
+		}
+	}
+}
+
 // TestNullFlagsIsNoFlags: a "flags" that is null (in YAML, "flags:" and
 // nothing under it) is a set without flags, with a warning, as flagd reads
 // it; a missing one still refuses the document.

@@ -76,7 +76,7 @@ func loadDocument(doc []byte, cfg config) (*FlagSet, *loader, error) {
 	}
 	var pool *compilePool
 	read := 0
-	top, refs, err := decodeDocument(doc, func(defs []flagDef) {
+	top, refs, keyProblems, err := decodeDocument(doc, func(defs []flagDef) {
 		// Sooner than in compileAll: the decoder's goroutine has work too.
 		if read += len(defs); read >= parallelLoadMin/8 {
 			if pool == nil {
@@ -99,6 +99,11 @@ func loadDocument(doc []byte, cfg config) (*FlagSet, *loader, error) {
 	defs, err := l.flagDefinitions(top)
 	if err != nil {
 		return nil, nil, err
+	}
+	for fd := range defs.all() {
+		if err := keyProblems[fd.place()]; err != nil {
+			fd.fail(err)
+		}
 	}
 	l.compileAll(defs)
 	return l.finish(set, top, defs), l, nil

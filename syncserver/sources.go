@@ -365,6 +365,11 @@ func decodeDocument(doc []byte) (map[string]any, error) {
 		if err := yaml.Unmarshal(doc, &y); err != nil {
 			return nil, err
 		}
+		// flagd converts YAML to JSON, which a mapping key that is not a
+		// string stops: it refuses the document.
+		if _, err := json.Marshal(y); err != nil {
+			return nil, fmt.Errorf("YAML that JSON cannot hold: %w", err)
+		}
 		raw = plainyaml.Plain(y)
 	}
 	top, ok := raw.(map[string]any)

@@ -286,7 +286,7 @@ func TestSourcesMisuse(t *testing.T) {
 }
 
 // A source in YAML, in its block or its flow style, is read as the same
-// flags as in JSON.
+// flags as in JSON; one with a key that is not a string is refused.
 func TestSourceInYAML(t *testing.T) {
 	want, err := decodeSource("f", []byte(`{"flags": {"f": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"}}}`))
 	if err != nil {
@@ -298,6 +298,13 @@ func TestSourceInYAML(t *testing.T) {
 	} {
 		if got, err := decodeSource("f", []byte(doc)); err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("%q: %v (%v), want %v", doc, got, err, want)
+		}
+	}
+	// flagd refuses YAML with a key that is not a string, which JSON
+	// cannot hold.
+	for _, doc := range []string{"flags:\n  1: {state: ENABLED, variants: {'on': true}}\n", "flags:\n  f: {state: ENABLED, variants: {2: true}}\n"} {
+		if got, err := decodeSource("f", []byte(doc)); err == nil {
+			t.Errorf("%q: %v, want an error", doc, got)
 		}
 	}
 }
