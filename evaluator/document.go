@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/flagsnap/flagsnap/internal/plainyaml"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -136,10 +137,7 @@ func yamlMapping[K comparable](r *yamlReader, t map[K]any) (any, error) {
 	for k, el := range t {
 		key, isString := any(k).(string)
 		if !isString {
-			key = fmt.Sprint(k)
-			if any(k) == nil {
-				key = "null" // ~, as JSON writes it
-			}
+			key = plainyaml.KeyText(k)
 			r.badKeys = append(r.badKeys, append(slices.Clone(r.at), key))
 		}
 		v, err := r.inside(key, el)

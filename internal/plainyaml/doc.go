@@ -1,5 +1,6 @@
 // Package plainyaml turns a decoded YAML flag document into the plain
 // values a decoded JSON one has, for the places that read a document
 // beside the evaluator (a sync server's sources, the debug page's flag
-// definitions, the command's schema check).
+// definitions, the command's schema check), and names a mapping key that
+// is not a string as the evaluator does too.
 package plainyaml

@@ -18,7 +18,7 @@ func Plain(x any) any {
 	case map[any]any:
 		out := make(map[string]any, len(t))
 		for k, v := range t {
-			out[fmt.Sprint(k)] = Plain(v)
+			out[KeyText(k)] = Plain(v)
 		}
 		return out
 	case []any:
@@ -30,4 +30,13 @@ func Plain(x any) any {
 		return t.Format(time.RFC3339Nano)
 	}
 	return x
+}
+
+// KeyText is a mapping key that is not a string (1, true, ~) as the
+// string it becomes: its text, and null for ~.
+func KeyText(k any) string {
+	if k == nil {
+		return "null"
+	}
+	return fmt.Sprint(k)
 }

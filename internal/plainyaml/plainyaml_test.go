@@ -13,6 +13,7 @@ func TestPlain(t *testing.T) {
 		{"a: 1\nb: [x, {1: y}]\n", `{"a":1,"b":["x",{"1":"y"}]}`},
 		{"when: 2024-01-02T03:04:05Z\n", `{"when":"2024-01-02T03:04:05Z"}`},
 		{"true: on\n", `{"true":"on"}`},
+		{"~: x\n1.5: y\n", `{"1.5":"y","null":"x"}`},
 	} {
 		var raw any
 		if err := yaml.Unmarshal([]byte(tc.yaml), &raw); err != nil {
