@@ -16,8 +16,8 @@ import (
 
 // decodeDocument parses a flag document into plain values, numbers kept as
 // json.Number until we know what they are for: JSON when it starts as JSON
-// does (see startsAsJSON, and fastDecoder, which chunkRead is for), YAML
-// otherwise. refs is false when it certainly has no "$ref". keyProblems
+// does (see plainyaml.IsJSON, and fastDecoder, which chunkRead is for),
+// YAML otherwise. refs is false when it certainly has no "$ref". keyProblems
 // are those of the flags whose YAML has a key that is not a string, by
 // the flag's place in "flags" (see yamlReader.keyProblems).
 func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, refs bool, keyProblems map[string]error, err error) {
@@ -27,7 +27,7 @@ func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, 
 		return nil, false, nil, &DocumentError{Msg: "the document is empty"}
 	}
 	var raw any
-	if startsAsJSON(trimmed) {
+	if plainyaml.IsJSON(trimmed) {
 		raw, refs, err = decodeJSON(doc, chunkRead)
 	} else {
 		raw, keyProblems, err = decodeYAML(doc)
@@ -41,21 +41,6 @@ func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, 
 		return nil, false, nil, &DocumentError{Msg: fmt.Sprintf("the document is %s, not an object", jsonType(raw))}
 	}
 	return top, refs, keyProblems, nil
-}
-
-// startsAsJSON tells whether a document, from its first significant
-// character, is JSON: an array, or an object whose first member's name is
-// quoted. An object in YAML's flow style, {flags: …}, is not, and is read
-// as the YAML it is, as flagd reads a .yaml file.
-func startsAsJSON(trimmed []byte) bool {
-	switch trimmed[0] {
-	case '[':
-		return true
-	case '{':
-		rest := bytes.TrimLeft(trimmed[1:], " \t\r\n")
-		return len(rest) == 0 || rest[0] == '"' || rest[0] == '}'
-	}
-	return false
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)

@@ -350,17 +350,3 @@ func TestFlagsDecoded(t *testing.T) {
 	checkDecode(t, bigDocument(3000, "object"))
 	checkDecode(t, bigDocument(3000, "array"))
 }
-
-// TestStartsAsJSON: a document is read as JSON when it opens an array, or
-// an object whose first member's name is quoted; YAML's flow style is YAML.
-func TestStartsAsJSON(t *testing.T) {
-	for doc, want := range map[string]bool{
-		`{"flags": {}}`: true, "{\n  \"flags\": {}}": true, `{}`: true, `{ }`: true, `{`: true, `[1]`: true,
-		`{flags: {}}`: false, `{'flags': {}}`: false, "{\n  flags: {}}": false, `{$evaluators: {}}`: false,
-		"flags: {}": false, `"flags"`: false,
-	} {
-		if got := startsAsJSON([]byte(doc)); got != want {
-			t.Errorf("startsAsJSON(%q) = %v, want %v", doc, got, want)
-		}
-	}
-}

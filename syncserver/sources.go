@@ -352,11 +352,10 @@ func decodeSource(name string, doc []byte) ([]storedFlag, error) {
 }
 
 // decodeDocument decodes JSON into float64 numbers, as flagd does, and
-// YAML (any other document, among them YAML's flow style, {flags: …})
-// into the same shapes.
+// YAML into the same shapes (see plainyaml.IsJSON).
 func decodeDocument(doc []byte) (map[string]any, error) {
 	var raw any
-	if json.Valid(doc) {
+	if plainyaml.IsJSON(doc) {
 		if err := json.Unmarshal(doc, &raw); err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flagsnap/flagsnap/internal/plainyaml"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -63,23 +64,11 @@ const minIndexedMembers = 16
 // bom is the UTF-8 byte order mark the evaluator accepts before a document.
 const bom = "\xef\xbb\xbf"
 
-// isJSON decides between JSON and YAML as the evaluator does: a document
-// that opens an array, or an object whose first member's name is quoted,
-// is JSON; an object in YAML's flow style, {flags: …}, is YAML.
-func isJSON(data []byte) bool {
-	t := bytes.TrimLeft(bytes.TrimPrefix(data, []byte(bom)), " \t\r\n")
-	if len(t) == 0 || t[0] != '{' {
-		return len(t) > 0 && t[0] == '['
-	}
-	rest := bytes.TrimLeft(t[1:], " \t\r\n")
-	return len(rest) == 0 || rest[0] == '"' || rest[0] == '}'
-}
-
 // newSourceMap maps any document: one that does not parse keeps the
 // positions read before the fault, and nothing deeper than maxDepth is
 // read.
 func newSourceMap(data []byte) *sourceMap {
-	if isJSON(data) {
+	if plainyaml.IsJSON(data) {
 		return &sourceMap{root: walkJSON(data)}
 	}
 	return &sourceMap{root: walkYAML(data)}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/flagsnap/flagsnap/evaluator"
+	"github.com/flagsnap/flagsnap/internal/plainyaml"
 )
 
 // addSeeds adds the test data files with one of the extensions, and docs.
@@ -68,7 +69,7 @@ func FuzzSourceMapJSON(f *testing.F) {
 		`{"flags": {"a": {"variants": {"x": 1}}`,
 	}, ".json")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !isJSON(data) {
+		if !plainyaml.IsJSON(data) {
 			return
 		}
 		src := newSourceMap(data)
@@ -122,7 +123,7 @@ func FuzzSourceMapYAML(f *testing.F) {
 		"\t",
 	}, ".yaml")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if isJSON(data) || len(data) > 1<<16 {
+		if plainyaml.IsJSON(data) || len(data) > 1<<16 {
 			return
 		}
 		src := newSourceMap(data)

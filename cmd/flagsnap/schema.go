@@ -292,7 +292,7 @@ func pointerOf(tokens []string) string {
 // they were written as (the evaluator reads them that way too).
 func schemaInstance(data []byte) (any, error) {
 	data = bytes.TrimPrefix(data, []byte(bom))
-	if isJSON(data) {
+	if plainyaml.IsJSON(data) {
 		return jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	}
 	var raw any

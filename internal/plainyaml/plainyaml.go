@@ -1,6 +1,7 @@
 package plainyaml
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 )
@@ -39,4 +40,18 @@ func KeyText(k any) string {
 		return "null"
 	}
 	return fmt.Sprint(k)
+}
+
+// IsJSON tells whether a flag document is JSON, as every reader of one
+// here decides: after a byte order mark and space, an array, or an object
+// whose first member's name is quoted. Anything else is YAML, among it an
+// object in YAML's flow style, {flags: …}, which flagd reads from a .yaml
+// file.
+func IsJSON(doc []byte) bool {
+	t := bytes.TrimLeft(bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf")), " \t\r\n")
+	if len(t) == 0 || t[0] != '{' {
+		return len(t) > 0 && t[0] == '['
+	}
+	rest := bytes.TrimLeft(t[1:], " \t\r\n")
+	return len(rest) == 0 || rest[0] == '"' || rest[0] == '}'
 }

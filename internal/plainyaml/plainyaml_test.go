@@ -28,3 +28,17 @@ func TestPlain(t *testing.T) {
 		t.Errorf("a timestamp: %v", got)
 	}
 }
+
+// TestIsJSON: a document is JSON when it opens an array, or an object
+// whose first member's name is quoted; YAML's flow style is YAML.
+func TestIsJSON(t *testing.T) {
+	for doc, want := range map[string]bool{
+		`{"flags": {}}`: true, "\xef\xbb\xbf \n{\n  \"flags\": {}}": true, `{}`: true, `{ }`: true, `{`: true, `[1]`: true,
+		`{flags: {}}`: false, `{'flags': {}}`: false, "{\n  flags: {}}": false, `{$evaluators: {}}`: false,
+		"flags: {}": false, `"flags"`: false, "": false, " ": false,
+	} {
+		if got := IsJSON([]byte(doc)); got != want {
+			t.Errorf("IsJSON(%q) = %v, want %v", doc, got, want)
+		}
+	}
+}
