@@ -100,7 +100,7 @@ func loadDocument(doc []byte, cfg config) (*FlagSet, *loader, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	for fd := range defs.all() {
+	for fd := range defs.all() { // a YAML key that is not a string breaks its flag
 		if err := keyProblems[fd.place()]; err != nil {
 			fd.fail(err)
 		}
