@@ -8,15 +8,16 @@ import (
 )
 
 // flagdEncode re-encodes a flag document the way the flagd daemon (v0.16)
-// sends what it read from a file: decoded into plain Go values (so numbers
+// sends what it read from a file, JSON or YAML (see decodeDocument):
+// decoded into plain Go values (so numbers
 // become float64 and are written back as such), every {"$ref": name}
 // replaced by the named evaluator, the flag-set metadata folded into each
 // flag's metadata and dropped from the top level, "defaultVariant" written
 // as "" where the file had none, and a "source" field naming where the
 // flag came from. Only "flags" is left at the top level.
 func flagdEncode(doc []byte, source string) (string, error) {
-	var top map[string]any
-	if err := json.Unmarshal(doc, &top); err != nil {
+	top, err := decodeDocument(doc)
+	if err != nil {
 		return "", fmt.Errorf("flagd encoding: %w", err)
 	}
 	evaluators, setMeta, err := evaluatorsAndMetadata(top)

@@ -95,8 +95,16 @@ func TestFlagdEncode(t *testing.T) {
 			}
 		})
 	}
-	if _, err := flagdEncode([]byte("flags: {}"), "x"); err == nil {
-		t.Error("a document that is not JSON encoded without error")
+	// YAML is sent as the JSON flagd converts it to, numbers as floats.
+	yamlDoc := "metadata: {team: t}\nflags:\n  f: {state: ENABLED, variants: {a: 9007199254740993, b: 2}, defaultVariant: b}\n"
+	want := `{"flags":{"f":{"defaultVariant":"b","metadata":{"team":"t"},"source":"x","state":"ENABLED","variants":{"a":9007199254740992,"b":2}}}}`
+	if got, err := flagdEncode([]byte(yamlDoc), "x"); err != nil || got != want {
+		t.Errorf("YAML: %s (%v)\nwant %s", got, err, want)
+	}
+	for _, doc := range []string{"flags: [", "[1]", "flags:\n  1: {state: ENABLED}\n"} {
+		if got, err := flagdEncode([]byte(doc), "x"); err == nil {
+			t.Errorf("%q encoded as %s, want an error", doc, got)
+		}
 	}
 	// flagd refuses these whole; the server then sends them as written,
 	// for the follower to refuse too.

@@ -124,9 +124,10 @@ func WithCertificate(cert tls.Certificate) Option {
 // are substituted into every member of each flag, its rule and the rest,
 // as flagd's substitution of the whole text does, and dropped; and the
 // flag-set metadata is folded into each flag's metadata and dropped from
-// the top level. Numbers pass through float64, as in flagd. A document
-// that is not a JSON object is served as given. [Server.SendRaw] payloads
-// are never re-encoded.
+// the top level. Numbers pass through float64, as in flagd, and YAML is
+// sent as the JSON flagd converts it to. A document that flagd cannot read,
+// or refuses whole, is served as given. [Server.SendRaw] payloads are
+// never re-encoded.
 func WithFlagdEncoding(source string) Option {
 	return func(c *config) { c.flagd, c.flagdSource = true, source }
 }

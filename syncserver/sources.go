@@ -351,25 +351,23 @@ func decodeSource(name string, doc []byte) ([]storedFlag, error) {
 	return out, nil
 }
 
-// decodeDocument decodes JSON into float64 numbers, as flagd does, and
-// YAML into the same shapes (see plainyaml.IsJSON).
+// decodeDocument decodes a flag document as flagd does: JSON into float64
+// numbers, and YAML (see plainyaml.IsJSON) converted to JSON first, which
+// a mapping key that is not a string stops: flagd refuses the document.
 func decodeDocument(doc []byte) (map[string]any, error) {
-	var raw any
-	if plainyaml.IsJSON(doc) {
-		if err := json.Unmarshal(doc, &raw); err != nil {
-			return nil, err
-		}
-	} else {
+	if !plainyaml.IsJSON(doc) {
 		var y any
 		if err := yaml.Unmarshal(doc, &y); err != nil {
 			return nil, err
 		}
-		// flagd converts YAML to JSON, which a mapping key that is not a
-		// string stops: it refuses the document.
-		if _, err := json.Marshal(y); err != nil {
+		var err error
+		if doc, err = json.Marshal(y); err != nil {
 			return nil, fmt.Errorf("YAML that JSON cannot hold: %w", err)
 		}
-		raw = plainyaml.Plain(y)
+	}
+	var raw any
+	if err := json.Unmarshal(doc, &raw); err != nil {
+		return nil, err
 	}
 	top, ok := raw.(map[string]any)
 	if !ok {
