@@ -1,7 +1,7 @@
-// Package plainyaml turns a decoded YAML flag document into the plain
-// values a decoded JSON one has, for the places that read a document
-// beside the evaluator (a sync server's sources, the debug page's flag
-// definitions, the command's schema check). The evaluator shares two of
-// its rules with them: which of the two a document is (IsJSON), and the
-// text of a mapping key that is not a string (KeyText).
+// Package plainyaml holds what every reader of a flag document here
+// shares about YAML: which of JSON and YAML a document is (IsJSON), the
+// text of a mapping key that is not a string (KeyText), and, for the
+// readers beside the evaluator (the debug page's flag definitions, the
+// command's schema check), the plain values a decoded JSON document has
+// (Plain).
 package plainyaml
