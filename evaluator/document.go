@@ -3,6 +3,7 @@ package evaluator
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -17,10 +18,10 @@ import (
 // decodeDocument parses a flag document into plain values, numbers kept as
 // json.Number until we know what they are for: JSON when it starts as JSON
 // does (see plainyaml.IsJSON, and fastDecoder, which chunkRead is for),
-// YAML otherwise. refs is false when it certainly has no "$ref". keyProblems
-// are those of the flags whose YAML has a key that is not a string, by
-// the flag's place in "flags" (see yamlReader.keyProblems).
-func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, refs bool, keyProblems map[string]error, err error) {
+// YAML otherwise. refs is false when it certainly has no "$ref".
+// yamlProblems are those of the flags whose YAML holds what JSON cannot, by
+// the flag's place in "flags" (see yamlReader.problems).
+func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, refs bool, yamlProblems map[string]error, err error) {
 	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimLeft(doc, " \t\r\n")
 	if len(trimmed) == 0 {
@@ -30,7 +31,7 @@ func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, 
 	if plainyaml.IsJSON(trimmed) {
 		raw, refs, err = decodeJSON(doc, chunkRead)
 	} else {
-		raw, keyProblems, err = decodeYAML(doc)
+		raw, yamlProblems, err = decodeYAML(doc)
 		refs = true
 	}
 	if err != nil {
@@ -40,7 +41,7 @@ func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, 
 	if !ok {
 		return nil, false, nil, &DocumentError{Msg: fmt.Sprintf("the document is %s, not an object", jsonType(raw))}
 	}
-	return top, refs, keyProblems, nil
+	return top, refs, yamlProblems, nil
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
@@ -59,18 +60,30 @@ func decodeYAML(doc []byte) (any, map[string]error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	keyProblems, err := r.keyProblems()
-	return v, keyProblems, err
+	problems, err := r.problems()
+	return v, problems, err
 }
 
 // yamlReader converts what the YAML decoder produces into the shapes the
 // JSON decoder produces, so that the rest of the loader sees one form.
 type yamlReader struct {
 	at []string // the path of the value being converted
-	// badKeys are the paths of the mapping keys that are not strings (1,
-	// true, ~), which JSON cannot hold: each became its text, and flagd,
-	// which converts YAML to JSON, refuses the whole document over one.
-	badKeys [][]string
+	// unreadable is what JSON cannot hold, which flagd, converting YAML
+	// to JSON, refuses the whole document over: a mapping key that is
+	// not a string (1, true, ~), which becomes its text, and an infinity
+	// or NaN, which becomes null.
+	unreadable []unreadable
+}
+
+type unreadable struct {
+	at  []string // where it is
+	msg string
+}
+
+// note records what JSON cannot hold at r.at and, for a key, key.
+func (r *yamlReader) note(msg string, key ...string) {
+	at := append(slices.Clone(r.at), key...)
+	r.unreadable = append(r.unreadable, unreadable{at: at, msg: msg})
 }
 
 func (r *yamlReader) value(x any) (any, error) {
@@ -85,7 +98,8 @@ func (r *yamlReader) value(x any) (any, error) {
 		return json.Number(strconv.FormatUint(t, 10)), nil
 	case float64:
 		if math.IsInf(t, 0) || math.IsNaN(t) {
-			return nil, &DocumentError{Msg: fmt.Sprintf("%v is not a JSON number", t), Path: slices.Clone(r.at)}
+			r.note(fmt.Sprintf("%v at %s is not a JSON number", t, jsonPointer(r.at)))
+			return nil, nil
 		}
 		return json.Number(strconv.FormatFloat(t, 'g', -1, 64)), nil
 	case time.Time:
@@ -123,7 +137,7 @@ func yamlMapping[K comparable](r *yamlReader, t map[K]any) (any, error) {
 		key, isString := any(k).(string)
 		if !isString {
 			key = plainyaml.KeyText(k)
-			r.badKeys = append(r.badKeys, append(slices.Clone(r.at), key))
+			r.note(fmt.Sprintf("YAML key %s at %s is not a string", key, jsonPointer(r.at)), key)
 		}
 		v, err := r.inside(key, el)
 		if err != nil {
@@ -134,24 +148,23 @@ func yamlMapping[K comparable](r *yamlReader, t map[K]any) (any, error) {
 	return out, nil
 }
 
-// keyProblems confines each key that is not a string to the flag that
-// holds it, as flagsnap's rule is for what flagd refuses whole: the
-// flag's problem, by its place in "flags" (its key, or its index in an
-// array). A key outside any flag refuses the document. Of several, the
-// first by path is told, whatever order the mappings were read in.
-func (r *yamlReader) keyProblems() (map[string]error, error) {
-	slices.SortFunc(r.badKeys, slices.Compare)
+// problems confines what JSON cannot hold to the flag that holds it, as
+// flagsnap's rule is for what flagd refuses whole: the flag's problem, by
+// its place in "flags" (its key, or its index in an array). Anything
+// outside a flag refuses the document. Of several in a flag, the first by
+// path is told, whatever order the mappings were read in.
+func (r *yamlReader) problems() (map[string]error, error) {
+	slices.SortFunc(r.unreadable, func(a, b unreadable) int { return slices.Compare(a.at, b.at) })
 	var byFlag map[string]error
-	for _, at := range r.badKeys {
-		key := at[len(at)-1]
-		if len(at) < 2 || at[0] != "flags" {
-			return nil, &DocumentError{Msg: fmt.Sprintf("YAML key %s is not a string", key), Path: at}
+	for _, u := range r.unreadable {
+		if len(u.at) < 2 || u.at[0] != "flags" {
+			return nil, &DocumentError{Msg: u.msg, Path: u.at}
 		}
 		if byFlag == nil {
 			byFlag = map[string]error{}
 		}
-		if byFlag[at[1]] == nil {
-			byFlag[at[1]] = fmt.Errorf("YAML key %s at %s is not a string", key, jsonPointer(at[:len(at)-1]))
+		if byFlag[u.at[1]] == nil {
+			byFlag[u.at[1]] = errors.New(u.msg)
 		}
 	}
 	return byFlag, nil

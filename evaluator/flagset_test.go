@@ -768,8 +768,8 @@ func TestDocumentErrorPaths(t *testing.T) {
 		{"metadata a string", `{"metadata": "team", "flags": {}}`, []string{"metadata"}},
 		{"metadata an array, in YAML", "metadata: [a]\nflags: {}\n", []string{"metadata"}},
 		{"empty", " \n", nil},
-		{"YAML infinity in a variant", "flags:\n  f:\n    variants: {x: .inf}\n", []string{"flags", "f", "variants", "x"}},
-		{"YAML NaN in an array", "flags:\n  - key: a\n    variants: {x: [1, .nan]}\n", []string{"flags", "0", "variants", "x", "1"}},
+		{"YAML infinity in the set's metadata", "metadata: {n: .inf}\nflags: {}\n", []string{"metadata", "n"}},
+		{"YAML NaN in an evaluator", "$evaluators: {e: [1, .nan]}\nflags: {}\n", []string{"$evaluators", "e", "1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -803,11 +803,11 @@ func TestWarningsNameTheirPointer(t *testing.T) {
 	}
 }
 
-// TestYAMLKeysThatAreNotStrings: a YAML key that is not a string, which
-// flagd cannot convert to JSON and refuses the whole document over, breaks
-// the flag that holds it (the first by path is told) and refuses the
-// document outside any flag.
-func TestYAMLKeysThatAreNotStrings(t *testing.T) {
+// TestYAMLThatJSONCannotHold: a YAML key that is not a string, or an
+// infinity or NaN, which flagd cannot convert to JSON and refuses the whole
+// document over, breaks the flag that holds it (the first by path is told)
+// and refuses the document outside any flag.
+func TestYAMLThatJSONCannotHold(t *testing.T) {
 	const ok = "  ok: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n"
 	tests := []struct {
 		name, doc  string
@@ -819,6 +819,8 @@ func TestYAMLKeysThatAreNotStrings(t *testing.T) {
 		{"a null key in a rule", "flags:\n  r: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on', targeting: {~: 1}}\n" + ok, "r", "YAML key null at /flags/r/targeting is not a string"},
 		{"flag metadata", "flags:\n  m: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on', metadata: {1.5: x}}\n" + ok, "m", "YAML key 1.5 at /flags/m/metadata is not a string"},
 		{"an entry of an array", "flags:\n  - {key: a, state: ENABLED, variants: {2: true}, defaultVariant: '2'}\n  - {key: ok, state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n", "a", "YAML key 2 at /flags/0/variants is not a string"},
+		{"an infinity in a variant", "flags:\n  f: {state: ENABLED, variants: {x: .inf, y: 1}, defaultVariant: y}\n" + ok, "f", "+Inf at /flags/f/variants/x is not a JSON number"},
+		{"NaN in an entry of an array", "flags:\n  - {key: a, state: ENABLED, variants: {x: [1, .nan]}, defaultVariant: x}\n  - {key: ok, state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n", "a", "NaN at /flags/0/variants/x/1 is not a JSON number"},
 		{"set metadata", "metadata: {1: x}\nflags:\n" + ok, "", "/metadata/1"},
 		{"an evaluator's name", "$evaluators: {1: {var: x}}\nflags:\n" + ok, "", "/$evaluators/1"},
 		{"a top-level key", "7: x\nflags:\n" + ok, "", "/7"},

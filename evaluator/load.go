@@ -76,7 +76,7 @@ func loadDocument(doc []byte, cfg config) (*FlagSet, *loader, error) {
 	}
 	var pool *compilePool
 	read := 0
-	top, refs, keyProblems, err := decodeDocument(doc, func(defs []flagDef) {
+	top, refs, yamlProblems, err := decodeDocument(doc, func(defs []flagDef) {
 		// Sooner than in compileAll: the decoder's goroutine has work too.
 		if read += len(defs); read >= parallelLoadMin/8 {
 			if pool == nil {
@@ -100,8 +100,8 @@ func loadDocument(doc []byte, cfg config) (*FlagSet, *loader, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	for fd := range defs.all() { // a YAML key that is not a string breaks its flag
-		if err := keyProblems[fd.place()]; err != nil {
+	for fd := range defs.all() { // what JSON cannot hold breaks its YAML flag
+		if err := yamlProblems[fd.place()]; err != nil {
 			fd.fail(err)
 		}
 	}
