@@ -72,10 +72,11 @@ type yamlReader struct {
 	// to JSON, refuses the whole document over: a mapping key that is
 	// not a string (1, true, ~), which becomes its text, and an infinity
 	// or NaN, which becomes null.
-	unreadable []unreadable
+	unreadable []notJSON
 }
 
-type unreadable struct {
+// notJSON is something JSON cannot hold, and where.
+type notJSON struct {
 	at  []string // where it is
 	msg string
 }
@@ -83,7 +84,7 @@ type unreadable struct {
 // note records what JSON cannot hold at r.at and, for a key, key.
 func (r *yamlReader) note(msg string, key ...string) {
 	at := append(slices.Clone(r.at), key...)
-	r.unreadable = append(r.unreadable, unreadable{at: at, msg: msg})
+	r.unreadable = append(r.unreadable, notJSON{at: at, msg: msg})
 }
 
 func (r *yamlReader) value(x any) (any, error) {
@@ -154,7 +155,7 @@ func yamlMapping[K comparable](r *yamlReader, t map[K]any) (any, error) {
 // outside a flag refuses the document. Of several in a flag, the first by
 // path is told, whatever order the mappings were read in.
 func (r *yamlReader) problems() (map[string]error, error) {
-	slices.SortFunc(r.unreadable, func(a, b unreadable) int { return slices.Compare(a.at, b.at) })
+	slices.SortFunc(r.unreadable, func(a, b notJSON) int { return slices.Compare(a.at, b.at) })
 	var byFlag map[string]error
 	for _, u := range r.unreadable {
 		if len(u.at) < 2 || u.at[0] != "flags" {
