@@ -4,7 +4,6 @@ package evaluator
 // one per key, with where each came from, and the set's metadata merged in.
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"iter"
@@ -32,9 +31,31 @@ type flagDef struct {
 }
 
 // fail makes err the definition's problem, which its flag answers: what
-// compiling it made, if anything, does not stand.
-func (fd *flagDef) fail(err error) {
+// compiling it made, if anything, does not stand. at is the member the
+// problem lies in, below the definition, if it is one's.
+func (fd *flagDef) fail(err error, at ...string) {
+	if len(at) > 0 {
+		err = &memberProblem{at: at, err: err}
+	}
 	fd.problem, fd.flag, fd.notes = err, nil, nil
+}
+
+// memberProblem is a definition's problem that lies in one of its members.
+type memberProblem struct {
+	at  []string
+	err error
+}
+
+func (p *memberProblem) Error() string { return p.err.Error() }
+func (p *memberProblem) Unwrap() error { return p.err }
+
+// problemPath is where the definition's problem is, as FlagProblem.Path:
+// at its member, or at the definition.
+func (fd *flagDef) problemPath() []string {
+	if mp, ok := fd.problem.(*memberProblem); ok {
+		return fd.path(mp.at...)
+	}
+	return fd.path()
 }
 
 // defNotes are the problems and warnings of a flag's compilation.
@@ -139,8 +160,8 @@ func decodedDef(key string, raw any, index int) flagDef {
 		key, _ = obj["key"].(string)
 	}
 	fd := flagDef{key: key, fields: fieldsOf(obj), index: index, object: true, refs: true}
-	if err := modelStringsError(obj); err != nil {
-		fd.fail(err)
+	if member, err := modelStringsError(obj); err != nil {
+		fd.fail(err, member)
 	}
 	if len(obj) == 1 {
 		fd.ref = obj["$ref"]
@@ -183,9 +204,14 @@ func modelStringError(name string, v any) error {
 }
 
 // modelStringsError is modelStringError of a decoded definition's "key"
-// and "source".
-func modelStringsError(obj map[string]any) error {
-	return cmp.Or(modelStringError("key", obj["key"]), modelStringError("source", obj["source"]))
+// and "source", and the member it is of.
+func modelStringsError(obj map[string]any) (member string, err error) {
+	for _, member := range []string{"key", "source"} {
+		if err := modelStringError(member, obj[member]); err != nil {
+			return member, err
+		}
+	}
+	return "", nil
 }
 
 // lastOfEachKey keeps the last definition of each key, as flagd does, and

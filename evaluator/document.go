@@ -3,7 +3,6 @@ package evaluator
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -21,7 +20,7 @@ import (
 // YAML otherwise. refs is false when it certainly has no "$ref".
 // yamlProblems are those of the flags whose YAML holds what JSON cannot, by
 // the flag's place in "flags" (see yamlReader.problems).
-func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, refs bool, yamlProblems map[string]error, err error) {
+func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, refs bool, yamlProblems map[string]notJSON, err error) {
 	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimLeft(doc, " \t\r\n")
 	if len(trimmed) == 0 {
@@ -46,7 +45,7 @@ func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, 
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
-func decodeYAML(doc []byte) (any, map[string]error, error) {
+func decodeYAML(doc []byte) (any, map[string]notJSON, error) {
 	var raw any
 	if err := yaml.Unmarshal(doc, &raw); err != nil {
 		line := 0
@@ -99,7 +98,7 @@ func (r *yamlReader) value(x any) (any, error) {
 		return json.Number(strconv.FormatUint(t, 10)), nil
 	case float64:
 		if math.IsInf(t, 0) || math.IsNaN(t) {
-			r.note(fmt.Sprintf("%v at %s is not a JSON number", t, jsonPointer(r.at)))
+			r.note(fmt.Sprintf("%v is not a JSON number", t))
 			return nil, nil
 		}
 		return json.Number(strconv.FormatFloat(t, 'g', -1, 64)), nil
@@ -138,7 +137,7 @@ func yamlMapping[K comparable](r *yamlReader, t map[K]any) (any, error) {
 		key, isString := any(k).(string)
 		if !isString {
 			key = plainyaml.KeyText(k)
-			r.note(fmt.Sprintf("YAML key %s at %s is not a string", key, jsonPointer(r.at)), key)
+			r.note(fmt.Sprintf("YAML key %s is not a string", key), key)
 		}
 		v, err := r.inside(key, el)
 		if err != nil {
@@ -154,18 +153,18 @@ func yamlMapping[K comparable](r *yamlReader, t map[K]any) (any, error) {
 // its place in "flags" (its key, or its index in an array). Anything
 // outside a flag refuses the document. Of several in a flag, the first by
 // path is told, whatever order the mappings were read in.
-func (r *yamlReader) problems() (map[string]error, error) {
+func (r *yamlReader) problems() (map[string]notJSON, error) {
 	slices.SortFunc(r.unreadable, func(a, b notJSON) int { return slices.Compare(a.at, b.at) })
-	var byFlag map[string]error
+	var byFlag map[string]notJSON
 	for _, u := range r.unreadable {
 		if len(u.at) < 2 || u.at[0] != "flags" {
 			return nil, &DocumentError{Msg: u.msg, Path: u.at}
 		}
 		if byFlag == nil {
-			byFlag = map[string]error{}
+			byFlag = map[string]notJSON{}
 		}
-		if byFlag[u.at[1]] == nil {
-			byFlag[u.at[1]] = errors.New(u.msg)
+		if _, told := byFlag[u.at[1]]; !told {
+			byFlag[u.at[1]] = u
 		}
 	}
 	return byFlag, nil

@@ -810,27 +810,28 @@ func TestWarningsNameTheirPointer(t *testing.T) {
 func TestYAMLThatJSONCannotHold(t *testing.T) {
 	const ok = "  ok: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n"
 	tests := []struct {
-		name, doc  string
-		flag, want string // the broken flag and its problem; "" for a document error at want
+		name, doc string
+		flag      string // the broken flag; "" for a document error
+		want, at  string // the problem, and where it is
 	}{
-		{"a flag key", "flags:\n  1: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n" + ok, "1", "YAML key 1 at /flags is not a string"},
-		{"a boolean flag key", "flags:\n  true: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n" + ok, "true", "YAML key true at /flags is not a string"},
-		{"variant names", "flags:\n  v: {state: ENABLED, variants: {3: a, 2: b, x: c}, defaultVariant: x}\n" + ok, "v", "YAML key 2 at /flags/v/variants is not a string"},
-		{"a null key in a rule", "flags:\n  r: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on', targeting: {~: 1}}\n" + ok, "r", "YAML key null at /flags/r/targeting is not a string"},
-		{"flag metadata", "flags:\n  m: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on', metadata: {1.5: x}}\n" + ok, "m", "YAML key 1.5 at /flags/m/metadata is not a string"},
-		{"an entry of an array", "flags:\n  - {key: a, state: ENABLED, variants: {2: true}, defaultVariant: '2'}\n  - {key: ok, state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n", "a", "YAML key 2 at /flags/0/variants is not a string"},
-		{"an infinity in a variant", "flags:\n  f: {state: ENABLED, variants: {x: .inf, y: 1}, defaultVariant: y}\n" + ok, "f", "+Inf at /flags/f/variants/x is not a JSON number"},
-		{"NaN in an entry of an array", "flags:\n  - {key: a, state: ENABLED, variants: {x: [1, .nan]}, defaultVariant: x}\n  - {key: ok, state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n", "a", "NaN at /flags/0/variants/x/1 is not a JSON number"},
-		{"set metadata", "metadata: {1: x}\nflags:\n" + ok, "", "/metadata/1"},
-		{"an evaluator's name", "$evaluators: {1: {var: x}}\nflags:\n" + ok, "", "/$evaluators/1"},
-		{"a top-level key", "7: x\nflags:\n" + ok, "", "/7"},
+		{"a flag key", "flags:\n  1: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n" + ok, "1", "YAML key 1 is not a string", "/flags/1"},
+		{"a boolean flag key", "flags:\n  true: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n" + ok, "true", "YAML key true is not a string", "/flags/true"},
+		{"variant names", "flags:\n  v: {state: ENABLED, variants: {3: a, 2: b, x: c}, defaultVariant: x}\n" + ok, "v", "YAML key 2 is not a string", "/flags/v/variants/2"},
+		{"a null key in a rule", "flags:\n  r: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on', targeting: {~: 1}}\n" + ok, "r", "YAML key null is not a string", "/flags/r/targeting/null"},
+		{"flag metadata", "flags:\n  m: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on', metadata: {1.5: x}}\n" + ok, "m", "YAML key 1.5 is not a string", "/flags/m/metadata/1.5"},
+		{"an entry of an array", "flags:\n  - {key: a, state: ENABLED, variants: {2: true}, defaultVariant: '2'}\n  - {key: ok, state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n", "a", "YAML key 2 is not a string", "/flags/0/variants/2"},
+		{"an infinity in a variant", "flags:\n  f: {state: ENABLED, variants: {x: .inf, y: 1}, defaultVariant: y}\n" + ok, "f", "+Inf is not a JSON number", "/flags/f/variants/x"},
+		{"NaN in an entry of an array", "flags:\n  - {key: a, state: ENABLED, variants: {x: [1, .nan]}, defaultVariant: x}\n  - {key: ok, state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n", "a", "NaN is not a JSON number", "/flags/0/variants/x/1"},
+		{"set metadata", "metadata: {1: x}\nflags:\n" + ok, "", "YAML key 1 is not a string", "/metadata/1"},
+		{"an evaluator's name", "$evaluators: {1: {var: x}}\nflags:\n" + ok, "", "YAML key 1 is not a string", "/$evaluators/1"},
+		{"a top-level key", "7: x\nflags:\n" + ok, "", "YAML key 7 is not a string", "/7"},
 	}
 	for _, tt := range tests {
 		set, err := Load([]byte(tt.doc))
 		if tt.flag == "" {
 			var de *DocumentError
-			if !errors.As(err, &de) || jsonPointer(de.Path) != tt.want || !strings.Contains(de.Msg, "is not a string") {
-				t.Errorf("%s: %v, want a document error at %s", tt.name, err, tt.want)
+			if !errors.As(err, &de) || jsonPointer(de.Path) != tt.at || de.Msg != tt.want {
+				t.Errorf("%s: %v, want a document error at %s, %q", tt.name, err, tt.at, tt.want)
 			}
 			continue
 		}
@@ -841,8 +842,11 @@ func TestYAMLThatJSONCannotHold(t *testing.T) {
 		if r := set.ResolveBool(tt.flag, false, nil); r.Err == nil || r.Err.Code != CodeParseError || !strings.Contains(r.Err.Error(), tt.want) {
 			t.Errorf("%s: %+v, want PARSE_ERROR %q", tt.name, r, tt.want)
 		}
-		if r := set.ResolveBool("ok", false, nil); !r.Value || len(set.Problems()) != 1 {
-			t.Errorf("%s: the other flag %+v, problems %v", tt.name, r, set.Problems())
+		if ps := set.Problems(); len(ps) != 1 || ps[0].Pointer() != tt.at || ps[0].Err.Error() != tt.want {
+			t.Errorf("%s: problems %v, want one at %s", tt.name, ps, tt.at)
+		}
+		if r := set.ResolveBool("ok", false, nil); !r.Value {
+			t.Errorf("%s: the other flag %+v", tt.name, r)
 		}
 	}
 }
@@ -909,17 +913,18 @@ func TestKeyAndSourceTypes(t *testing.T) {
 		name, doc string
 		flag      string // the flag asked for
 		problem   string // "" when the flag is served
+		at        string // where the problem is
 	}{
-		{"object, key a string", `{"flags": {"f": {"key": "else", "source": "x", ` + ok[1:] + `}}}`, "f", ""},
-		{"object, both null", `{"flags": {"f": {"key": null, "source": null, ` + ok[1:] + `}}}`, "f", ""},
-		{"object, key a number", `{"flags": {"f": {"key": 5, ` + ok[1:] + `}}}`, "f", `"key" is a number, not a string`},
-		{"object, source a boolean", `{"flags": {"f": {"source": true, ` + ok[1:] + `}}}`, "f", `"source" is a boolean, not a string`},
-		{"object, source after the rest", `{"flags": {"f": ` + ok + `, "source": {"uri": "x"}}}}`, "f", `"source" is an object, not a string`},
-		{"array, source an array", `{"flags": [{"key": "f", "source": ["x"], ` + ok[1:] + `}]}`, "f", `"source" is an array, not a string`},
-		{"array, key a number", `{"flags": [{"key": 5, ` + ok[1:] + `}]}`, "", `"key" is a number, not a string`},
-		{"a whole-flag $ref to an entry whose key is a number", `{"$evaluators": {"e": {"key": 5, ` + ok[1:] + `}}, "flags": {"f": {"$ref": "e"}}}`, "f", `"key" is a number, not a string`},
-		{"YAML, key a number", "flags:\n  f: {key: 5, state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n", "f", `"key" is a number, not a string`},
-		{"YAML, source a list", "flags:\n  - {key: f, source: [x], state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n", "f", `"source" is an array, not a string`},
+		{"object, key a string", `{"flags": {"f": {"key": "else", "source": "x", ` + ok[1:] + `}}}`, "f", "", ""},
+		{"object, both null", `{"flags": {"f": {"key": null, "source": null, ` + ok[1:] + `}}}`, "f", "", ""},
+		{"object, key a number", `{"flags": {"f": {"key": 5, ` + ok[1:] + `}}}`, "f", `"key" is a number, not a string`, "/flags/f/key"},
+		{"object, source a boolean", `{"flags": {"f": {"source": true, ` + ok[1:] + `}}}`, "f", `"source" is a boolean, not a string`, "/flags/f/source"},
+		{"object, source after the rest", `{"flags": {"f": ` + ok + `, "source": {"uri": "x"}}}}`, "f", `"source" is an object, not a string`, "/flags/f/source"},
+		{"array, source an array", `{"flags": [{"key": "f", "source": ["x"], ` + ok[1:] + `}]}`, "f", `"source" is an array, not a string`, "/flags/0/source"},
+		{"array, key a number", `{"flags": [{"key": 5, ` + ok[1:] + `}]}`, "", `"key" is a number, not a string`, "/flags/0/key"},
+		{"a whole-flag $ref to an entry whose key is a number", `{"$evaluators": {"e": {"key": 5, ` + ok[1:] + `}}, "flags": {"f": {"$ref": "e"}}}`, "f", `"key" is a number, not a string`, "/flags/f"},
+		{"YAML, key a number", "flags:\n  f: {key: 5, state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n", "f", `"key" is a number, not a string`, "/flags/f/key"},
+		{"YAML, source a list", "flags:\n  - {key: f, source: [x], state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n", "f", `"source" is an array, not a string`, "/flags/0/source"},
 	}
 	for _, tt := range tests {
 		set := mustLoad(t, tt.doc)
@@ -930,8 +935,8 @@ func TestKeyAndSourceTypes(t *testing.T) {
 			}
 			continue
 		}
-		if len(problems) != 1 || problems[0].Err.Error() != tt.problem {
-			t.Errorf("%s: problems %v, want one, %q", tt.name, problems, tt.problem)
+		if len(problems) != 1 || problems[0].Err.Error() != tt.problem || problems[0].Pointer() != tt.at {
+			t.Errorf("%s: problems %v, want one, %q at %s", tt.name, problems, tt.problem, tt.at)
 		}
 		if tt.flag != "" {
 			if r := set.ResolveBool(tt.flag, false, nil); r.Err == nil || r.Err.Code != CodeParseError || !strings.Contains(r.Err.Error(), tt.problem) {

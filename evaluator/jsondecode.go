@@ -464,7 +464,7 @@ func (d *fastDecoder) field(fd *flagDef, name []byte) bool {
 			fd.key, _ = v.(string) // an entry of an array of flags
 		}
 		if err := modelStringError(string(name), v); err != nil {
-			fd.fail(err)
+			fd.fail(err, string(name))
 		}
 	default:
 		_, ok = d.value()

@@ -5,6 +5,7 @@ package evaluator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
@@ -101,8 +102,8 @@ func loadDocument(doc []byte, cfg config) (*FlagSet, *loader, error) {
 		return nil, nil, err
 	}
 	for fd := range defs.all() { // what JSON cannot hold breaks its YAML flag
-		if err := yamlProblems[fd.place()]; err != nil {
-			fd.fail(err)
+		if u, ok := yamlProblems[fd.place()]; ok {
+			fd.fail(errors.New(u.msg), u.at[2:]...)
 		}
 	}
 	l.compileAll(defs)
@@ -207,7 +208,7 @@ func flagsOf(defs flagDefs) []*flag {
 	flags := make([]*flag, 0, defs.count())
 	for def := range defs.all() {
 		if def.problem != nil {
-			def.flag = newFlag(def.key).breakWith(def.problem, def.path())
+			def.flag = newFlag(def.key).breakWith(def.problem, def.problemPath())
 		}
 		if !def.unnamed {
 			flags = append(flags, def.flag)

@@ -54,6 +54,8 @@ func (fx *fixer) fix(path []string) string {
 		return fx.fixVariant(path[:2], def, v)
 	case len(path) == 3 && last == "defaultVariant":
 		return fixDefault(def, v)
+	case len(path) == 3 && (last == "key" || last == "source"):
+		return fixModelString(last)
 	case len(path) == 3 && last == "state":
 		return `set "state" to "ENABLED" or "DISABLED"`
 	case len(path) == 3 && last == "metadata":
@@ -99,9 +101,6 @@ func (fx *fixer) fixDefinition(path []string) string {
 	if !isObject {
 		return `write the flag as an object with "state", "variants" and "defaultVariant"`
 	}
-	if hint := fixModelStrings(def); hint != "" {
-		return hint
-	}
 	list, isArray := lookup(fx.doc, path[:1]).([]any)
 	if !isArray {
 		return ""
@@ -129,20 +128,13 @@ func (fx *fixer) fixDefinition(path []string) string {
 	return ""
 }
 
-// fixModelStrings is for a definition whose "key" or "source" is not a
-// string, which breaks the flag.
-func fixModelStrings(def map[string]any) string {
-	switch def["key"].(type) {
-	case string, nil:
-	default:
+// fixModelString is for a "key" or "source" that is not a string, which
+// breaks the flag.
+func fixModelString(member string) string {
+	if member == "key" {
 		return `write "key" as a string, the flag's name`
 	}
-	switch def["source"].(type) {
-	case string, nil:
-	default:
-		return `write "source" as a string, or leave it out`
-	}
-	return ""
+	return `write "source" as a string, or leave it out`
 }
 
 // fixVariants is for "variants" missing, not an object, or empty.
@@ -162,9 +154,15 @@ func fixVariants(v any, written bool) string {
 // fixVariant is for one variant: a number out of range, or a type that is
 // not the others'. flag is the flag's path.
 func (fx *fixer) fixVariant(flag []string, def map[string]any, v any) string {
-	if n, ok := v.(json.Number); ok {
+	const inRange = "write a number within ±1.7976931348623157e308"
+	switch n := v.(type) {
+	case json.Number:
 		if f, err := strconv.ParseFloat(string(n), 64); err != nil || math.IsInf(f, 0) {
-			return "write a number within ±1.7976931348623157e308"
+			return inRange
+		}
+	case float64: // YAML's .inf or .nan
+		if math.IsInf(n, 0) || math.IsNaN(n) {
+			return inRange
 		}
 	}
 	ptr := "/" + strings.Join(flag, "/")
