@@ -205,10 +205,10 @@ func modelStringError(name string, v any) error {
 
 // modelStringsError is modelStringError of a decoded definition's "key"
 // and "source", and the member it is of.
-func modelStringsError(obj map[string]any) (member string, err error) {
-	for _, member := range []string{"key", "source"} {
-		if err := modelStringError(member, obj[member]); err != nil {
-			return member, err
+func modelStringsError(obj map[string]any) (string, error) {
+	for _, name := range []string{"key", "source"} {
+		if err := modelStringError(name, obj[name]); err != nil {
+			return name, err
 		}
 	}
 	return "", nil
