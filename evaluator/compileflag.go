@@ -26,7 +26,7 @@ func (l *loader) compileFlag(fd *flagDef) (*flag, []FlagProblem) {
 		// A definition that is one $ref is the entry it names.
 		def, raw, fromEntry = nil, entry, true
 		if obj, isObject := entry.(map[string]any); isObject {
-			if _, err := modelStringsError(obj); err != nil {
+			if _, err := keyAndSourceError(obj["key"], obj["source"]); err != nil {
 				return brokenDefinition(fd, err)
 			}
 			def = fieldsOf(obj)

@@ -156,13 +156,8 @@ func decodedDef(key string, raw any, index int) flagDef {
 	if !ok {
 		return flagDef{key: key, raw: raw, index: index, refs: true}
 	}
-	if index >= 0 {
-		key, _ = obj["key"].(string)
-	}
 	fd := flagDef{key: key, fields: fieldsOf(obj), index: index, object: true, refs: true}
-	if member, err := modelStringsError(obj); err != nil {
-		fd.fail(err, member)
-	}
+	fd.setKeyAndSource(obj["key"], obj["source"])
 	if len(obj) == 1 {
 		fd.ref = obj["$ref"]
 	}
@@ -191,27 +186,38 @@ func arrayDefinitions(defs flagDefs) flagDefs {
 	return defs
 }
 
-// modelStringError is the problem of a definition's member name ("key",
-// "source") that is neither a string nor null: flagd reads both into
-// strings, and refuses a whole document over either, though neither means
-// anything to the flag here (the key of a "flags" object names it; the
-// source is the reader's label).
-func modelStringError(name string, v any) error {
+// setKeyAndSource reads a definition's "key" and "source" as decoded: the
+// key names an entry of an array of flags. flagd reads both into strings,
+// and refuses a whole document over either when it is of another type
+// (but null), though neither means anything to the flag here (the key of
+// a "flags" object names it; the source is the reader's label): the
+// definition fails.
+func (fd *flagDef) setKeyAndSource(key, source any) {
+	if fd.index >= 0 {
+		fd.key, _ = key.(string)
+	}
+	if member, err := keyAndSourceError(key, source); err != nil {
+		fd.fail(err, member)
+	}
+}
+
+// keyAndSourceError is the problem of a "key" or "source" that is neither
+// a string nor null, and the member it is of.
+func keyAndSourceError(key, source any) (string, error) {
+	if err := notAString("key", key); err != nil {
+		return "key", err
+	}
+	if err := notAString("source", source); err != nil {
+		return "source", err
+	}
+	return "", nil
+}
+
+func notAString(name string, v any) error {
 	if _, ok := v.(string); ok || v == nil {
 		return nil
 	}
 	return fmt.Errorf("%q is %s, not a string", name, jsonType(v))
-}
-
-// modelStringsError is modelStringError of a decoded definition's "key"
-// and "source", and the member it is of.
-func modelStringsError(obj map[string]any) (string, error) {
-	for _, name := range []string{"key", "source"} {
-		if err := modelStringError(name, obj[name]); err != nil {
-			return name, err
-		}
-	}
-	return "", nil
 }
 
 // lastOfEachKey keeps the last definition of each key, as flagd does, and

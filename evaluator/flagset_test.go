@@ -923,6 +923,9 @@ func TestKeyAndSourceTypes(t *testing.T) {
 		{"array, source an array", `{"flags": [{"key": "f", "source": ["x"], ` + ok[1:] + `}]}`, "f", `"source" is an array, not a string`, "/flags/0/source"},
 		{"array, key a number", `{"flags": [{"key": 5, ` + ok[1:] + `}]}`, "", `"key" is a number, not a string`, "/flags/0/key"},
 		{"a whole-flag $ref to an entry whose key is a number", `{"$evaluators": {"e": {"key": 5, ` + ok[1:] + `}}, "flags": {"f": {"$ref": "e"}}}`, "f", `"key" is a number, not a string`, "/flags/f"},
+		{"object, key written twice, the last a string", `{"flags": {"f": {"key": 5, "key": "x", ` + ok[1:] + `}}}`, "f", "", ""},
+		{"object, source written twice, the last an object", `{"flags": {"f": {"source": "x", ` + ok[1:] + `, "source": {}}}}`, "f", `"source" is an object, not a string`, "/flags/f/source"},
+		{"array, key written twice, the last a string", `{"flags": [{"key": 5, "key": "f", ` + ok[1:] + `}]}`, "f", "", ""},
 		{"YAML, key a number", "flags:\n  f: {key: 5, state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n", "f", `"key" is a number, not a string`, "/flags/f/key"},
 		{"YAML, source a list", "flags:\n  - {key: f, source: [x], state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n", "f", `"source" is an array, not a string`, "/flags/0/source"},
 	}

@@ -417,10 +417,24 @@ func (d *fastDecoder) definition(fd *flagDef) bool {
 	if d.pos < len(d.data) && d.data[d.pos] == '{' {
 		fd.fields, fd.object = d.newFields(), true
 		members := 0
-		ok = d.each(func(name []byte) bool { members++; return d.field(fd, name) })
+		var key, source any // as written last, as a map keeps them
+		ok = d.each(func(name []byte) bool {
+			members++
+			var ok bool
+			switch string(name) {
+			case "key":
+				key, ok = d.value()
+			case "source":
+				source, ok = d.value()
+			default:
+				ok = d.field(fd, name)
+			}
+			return ok
+		})
 		if members > 1 {
 			fd.ref = nil // a "$ref" beside other members is data
 		}
+		fd.setKeyAndSource(key, source)
 	} else {
 		fd.raw, ok = d.value()
 	}
@@ -458,14 +472,6 @@ func (d *fastDecoder) field(fd *flagDef, name []byte) bool {
 		f.metadata, ok = d.value()
 	case "$ref":
 		fd.ref, ok = d.value()
-	case "key", "source":
-		var v any
-		if v, ok = d.value(); string(name) == "key" && fd.index >= 0 {
-			fd.key, _ = v.(string) // an entry of an array of flags
-		}
-		if err := modelStringError(string(name), v); err != nil {
-			fd.fail(err, string(name))
-		}
 	default:
 		_, ok = d.value()
 	}
