@@ -32,7 +32,8 @@ type flagDef struct {
 
 // fail makes err the definition's problem, which its flag answers: what
 // compiling it made, if anything, does not stand. at is the member the
-// problem lies in, below the definition, if it is one's.
+// problem lies in, below the definition, if it is one's (or err is a
+// *memberProblem already).
 func (fd *flagDef) fail(err error, at ...string) {
 	if len(at) > 0 {
 		err = &memberProblem{at: at, err: err}

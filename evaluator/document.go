@@ -3,6 +3,7 @@ package evaluator
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -20,7 +21,7 @@ import (
 // YAML otherwise. refs is false when it certainly has no "$ref".
 // yamlProblems are those of the flags whose YAML holds what JSON cannot, by
 // the flag's place in "flags" (see yamlReader.problems).
-func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, refs bool, yamlProblems map[string]notJSON, err error) {
+func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, refs bool, yamlProblems map[string]error, err error) {
 	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimLeft(doc, " \t\r\n")
 	if len(trimmed) == 0 {
@@ -45,7 +46,7 @@ func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, 
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
-func decodeYAML(doc []byte) (any, map[string]notJSON, error) {
+func decodeYAML(doc []byte) (any, map[string]error, error) {
 	var raw any
 	if err := yaml.Unmarshal(doc, &raw); err != nil {
 		line := 0
@@ -149,22 +150,23 @@ func yamlMapping[K comparable](r *yamlReader, t map[K]any) (any, error) {
 }
 
 // problems confines what JSON cannot hold to the flag that holds it, as
-// flagsnap's rule is for what flagd refuses whole: the flag's problem, by
-// its place in "flags" (its key, or its index in an array). Anything
+// flagsnap's rule is for what flagd refuses whole: the flag's problem, at
+// the member it lies in, by the flag's place in "flags" (its key, or its
+// index in an array). Anything
 // outside a flag refuses the document. Of several in a flag, the first by
 // path is told, whatever order the mappings were read in.
-func (r *yamlReader) problems() (map[string]notJSON, error) {
+func (r *yamlReader) problems() (map[string]error, error) {
 	slices.SortFunc(r.unreadable, func(a, b notJSON) int { return slices.Compare(a.at, b.at) })
-	var byFlag map[string]notJSON
+	var byFlag map[string]error
 	for _, u := range r.unreadable {
 		if len(u.at) < 2 || u.at[0] != "flags" {
 			return nil, &DocumentError{Msg: u.msg, Path: u.at}
 		}
 		if byFlag == nil {
-			byFlag = map[string]notJSON{}
+			byFlag = map[string]error{}
 		}
-		if _, told := byFlag[u.at[1]]; !told {
-			byFlag[u.at[1]] = u
+		if byFlag[u.at[1]] == nil {
+			byFlag[u.at[1]] = &memberProblem{at: u.at[2:], err: errors.New(u.msg)}
 		}
 	}
 	return byFlag, nil

@@ -5,7 +5,6 @@ package evaluator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
@@ -102,8 +101,8 @@ func loadDocument(doc []byte, cfg config) (*FlagSet, *loader, error) {
 		return nil, nil, err
 	}
 	for fd := range defs.all() { // what JSON cannot hold breaks its YAML flag
-		if u, ok := yamlProblems[fd.place()]; ok {
-			fd.fail(errors.New(u.msg), u.at[2:]...)
+		if err := yamlProblems[fd.place()]; err != nil {
+			fd.fail(err)
 		}
 	}
 	l.compileAll(defs)
