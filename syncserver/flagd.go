@@ -76,12 +76,12 @@ func evaluatorsAndMetadata(top map[string]any) (evaluators, setMeta map[string]a
 }
 
 // flagdFlag is one flag as flagd sends it: the fields of its model (a
-// missing string is ""), the set's metadata (see setMetadata) under its
-// own and the source it was read from. The evaluators are substituted into
-// every member, its rule and the rest, as flagd's substitution of the
-// whole text does. A member of a type flagd's model cannot hold, over
-// which flagd refuses the whole document, is sent as written, for the
-// follower to refuse that flag.
+// missing string is ""), the set's metadata (see evaluatorsAndMetadata)
+// under its own and the source it was read from. The evaluators are
+// substituted into every member, its rule and the rest, as flagd's
+// substitution of the whole text does. A member of a type flagd's model
+// cannot hold, over which flagd refuses the whole document, is sent as
+// written, for the follower to refuse that flag.
 func flagdFlag(def, setMeta, evaluators map[string]any, source string) map[string]any {
 	def, _ = substituteRefs(def, evaluators).(map[string]any)
 	out := map[string]any{

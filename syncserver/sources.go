@@ -353,8 +353,10 @@ func decodeSource(name string, doc []byte) ([]storedFlag, error) {
 
 // decodeDocument decodes a flag document as flagd does: JSON into float64
 // numbers, and YAML (see plainyaml.IsJSON) converted to JSON first, which
-// a mapping key that is not a string stops: flagd refuses the document.
+// a mapping key that is not a string stops: flagd refuses the document. A
+// byte order mark is skipped, as the evaluator does.
 func decodeDocument(doc []byte) (map[string]any, error) {
+	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
 	if !plainyaml.IsJSON(doc) {
 		var y any
 		if err := yaml.Unmarshal(doc, &y); err != nil {

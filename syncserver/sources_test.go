@@ -285,8 +285,9 @@ func TestSourcesMisuse(t *testing.T) {
 	newServer(t, WithSource("a", []byte(flagsA))).SetFlags([]byte(flagsB))
 }
 
-// A source in YAML, in its block or its flow style, is read as the same
-// flags as in JSON; one with a key that is not a string is refused.
+// A source in YAML, in its block or its flow style, or after a byte order
+// mark, is read as the same flags as in JSON; one with a key that is not a
+// string is refused.
 func TestSourceInYAML(t *testing.T) {
 	want, err := decodeSource("f", []byte(`{"flags": {"f": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"}}}`))
 	if err != nil {
@@ -295,6 +296,8 @@ func TestSourceInYAML(t *testing.T) {
 	for _, doc := range []string{
 		"flags:\n  f: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n",
 		`{flags: {f: {state: ENABLED, variants: {"on": true}, defaultVariant: "on"}}}`,
+		"\xef\xbb\xbf" + `{"flags": {"f": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"}}}`,
+		"\xef\xbb\xbfflags:\n  f: {state: ENABLED, variants: {'on': true}, defaultVariant: 'on'}\n",
 	} {
 		if got, err := decodeSource("f", []byte(doc)); err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("%q: %v (%v), want %v", doc, got, err, want)
