@@ -213,10 +213,10 @@ var differences = map[string]difference{
 
 // refusedWhole are the files the daemon refuses whole, over one number out
 // of range, an empty evaluator, a state, metadata, key or source of the
-// wrong type, or a YAML key that is not a string:
-// its sync stream sends none of their flags, where a sync server with
-// flagd's encoding sends every flag, and flagsnap refuses only a broken
-// one.
+// wrong type, or a YAML key that is not a string: its sync stream sends
+// none of their flags, where a sync server with flagd's encoding sends
+// every flag (the member as written) or the document as written, and
+// flagsnap refuses only a broken flag.
 var refusedWhole = map[string]bool{"out-of-range-variant.json": true, "out-of-range-rule.json": true, "empty-evaluator.json": true,
 	"state-types.json": true, "metadata-types.json": true, "key-source-types.json": true,
 	"yaml-keys.yaml": true}
