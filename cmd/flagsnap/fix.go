@@ -55,7 +55,7 @@ func (fx *fixer) fix(path []string) string {
 	case len(path) == 3 && last == "defaultVariant":
 		return fixDefault(def, v)
 	case len(path) == 3 && (last == "key" || last == "source"):
-		return fixModelString(last)
+		return fixKeyOrSource(last)
 	case len(path) == 3 && last == "state":
 		return `set "state" to "ENABLED" or "DISABLED"`
 	case len(path) == 3 && last == "metadata":
@@ -128,9 +128,9 @@ func (fx *fixer) fixDefinition(path []string) string {
 	return ""
 }
 
-// fixModelString is for a "key" or "source" that is not a string, which
+// fixKeyOrSource is for a "key" or "source" that is not a string, which
 // breaks the flag.
-func fixModelString(member string) string {
+func fixKeyOrSource(member string) string {
 	if member == "key" {
 		return `write "key" as a string, the flag's name`
 	}
