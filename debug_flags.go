@@ -54,9 +54,10 @@ func (h *debugHandler) serveFlags(w http.ResponseWriter, query url.Values) {
 	writeDebugJSON(w, http.StatusOK, view)
 }
 
-// writeDocument writes a flag document as the source delivered it.
+// writeDocument writes a flag document as the source delivered it, named
+// JSON or YAML as the flag set read it.
 func writeDocument(w http.ResponseWriter, doc []byte) {
-	if json.Valid(doc) {
+	if plainyaml.IsJSON(doc) {
 		w.Header().Set("Content-Type", "application/json")
 	} else {
 		w.Header().Set("Content-Type", "application/yaml; charset=utf-8")
@@ -135,7 +136,7 @@ func layeredView(set *evaluator.FlagSet, docs [][]byte) (debugFlagsView, error) 
 // named as the evaluator names it (flags[i]).
 func definitionsOf(doc []byte) (map[string]json.RawMessage, error) {
 	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
-	if !json.Valid(doc) {
+	if !plainyaml.IsJSON(doc) {
 		return yamlDefinitions(doc)
 	}
 	var top map[string]json.RawMessage

@@ -257,6 +257,17 @@ func TestDebugFlagsIsTheDocumentInForce(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(yaml, "application/yaml; charset=utf-8")
+	// JSON or YAML as the flag set read it: by the content, after a byte
+	// order mark, and YAML's flow style is YAML.
+	for _, c := range []struct{ doc, contentType string }{
+		{"\xef\xbb\xbf" + debugFlags, "application/json"},
+		{"{flags: {color: {state: ENABLED, variants: {red: red}, defaultVariant: red}}}\n", "application/yaml; charset=utf-8"},
+	} {
+		if err := m.Set([]byte(c.doc)); err != nil {
+			t.Fatal(err)
+		}
+		check(c.doc, c.contentType)
+	}
 }
 
 // Before the first flag set the handler says so, and still answers.
