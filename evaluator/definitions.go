@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 type flagDef struct {
@@ -121,7 +123,7 @@ func (defs flagDefs) withoutDropped() flagDefs {
 func (l *loader) flagDefinitions(top map[string]any) (flagDefs, error) {
 	raw, ok := top["flags"]
 	if !ok {
-		return nil, &DocumentError{Msg: `"flags" is missing`}
+		return nil, &DocumentError{Msg: `"flags" is missing` + membersFound(top)}
 	}
 	switch t := raw.(type) {
 	case nil:
@@ -148,6 +150,24 @@ func (l *loader) flagDefinitions(top map[string]any) (flagDefs, error) {
 		return arrayDefinitions(flagDefs{defs}), nil
 	}
 	return nil, &DocumentError{Msg: fmt.Sprintf(`"flags" is %s, not an object or an array`, jsonType(raw)), Path: []string{"flags"}}
+}
+
+// membersFound names the first members of a document without "flags", a
+// typo among them more often than not ("flag", or "flags\"" where a quote
+// is missing after the first brace and the document reads as YAML).
+func membersFound(top map[string]any) string {
+	if len(top) == 0 {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(top))
+	more := ""
+	if len(names) > 5 {
+		names, more = names[:5], ", …"
+	}
+	for i, n := range names {
+		names[i] = strconv.Quote(n)
+	}
+	return "; the document has " + strings.Join(names, ", ") + more
 }
 
 // decodedDef is the definition of a decoded document that is not a

@@ -785,6 +785,25 @@ func TestDocumentErrorPaths(t *testing.T) {
 	}
 }
 
+// A document without "flags" names the members it has, where the typo
+// usually is.
+func TestMissingFlagsNamesTheMembers(t *testing.T) {
+	tests := []struct{ doc, want string }{
+		{`{}`, `"flags" is missing`},
+		{`{"flag": {}, "$schema": "s"}`, `"flags" is missing; the document has "$schema", "flag"`},
+		{`{flags": {"f": {}}}`, `"flags" is missing; the document has "flags\""`},
+		{"Flags: {}\n", `"flags" is missing; the document has "Flags"`},
+		{`{"a": 1, "b": 1, "c": 1, "d": 1, "e": 1, "f": 1}`, `"flags" is missing; the document has "a", "b", "c", "d", "e", …`},
+	}
+	for _, tt := range tests {
+		_, err := Load([]byte(tt.doc))
+		var de *DocumentError
+		if !errors.As(err, &de) || de.Msg != tt.want {
+			t.Errorf("%s: got %v, want %s", tt.doc, err, tt.want)
+		}
+	}
+}
+
 func TestWarningsNameTheirPointer(t *testing.T) {
 	var logs logtest.Buffer
 	mustLoad(t, `{"metadata": {"owner": ["x"]}, "flags": {
