@@ -72,6 +72,9 @@ func TestGracefulStreamEndsCauseNoEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitSyncCalls(t, s, i)
+		// The next GOAWAY must find the reopened stream delivered: one
+		// that ends before it has is not graceful but a lost server.
+		waitReceived(t, p, uint64(i))
 	}
 	ev.none(500 * time.Millisecond)
 	if c := color(p); c == "" {
@@ -81,6 +84,18 @@ func TestGracefulStreamEndsCauseNoEvents(t *testing.T) {
 	s.Stop()
 	if e := ev.next(); e.EventType != openfeature.ProviderStale {
 		t.Errorf("after the server stopped: %s, want STALE", e.EventType)
+	}
+}
+
+// waitReceived waits until p has received n flag sets from its source.
+func waitReceived(t *testing.T, p *Provider, n uint64) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for p.SourceStatus().Received < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d flag sets received within 5s, want %d", p.SourceStatus().Received, n)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
