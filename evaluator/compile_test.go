@@ -32,10 +32,14 @@ func TestLocationsPastAChunk(t *testing.T) {
 }
 
 // A flag set has millions of nodes: what an operator works out at load
-// lives beside the node, not in it.
-func TestNodeSize(t *testing.T) {
+// lives beside the node, not in it. A variant keeps its value once, in
+// obj, which the typed readers take apart.
+func TestNodeAndVariantSize(t *testing.T) {
 	if size := unsafe.Sizeof(node{}); size > 88 {
 		t.Errorf("a node is %d bytes, more than 88", size)
+	}
+	if size := unsafe.Sizeof(variant{}); size > 40 {
+		t.Errorf("a variant is %d bytes, more than 40", size)
 	}
 }
 

@@ -269,31 +269,30 @@ func newVariant(name string, raw any) (variant, error) {
 	case nil:
 		v.k = kNull
 	case bool:
-		v.k, v.b, v.obj = kBool, t, t
+		v.k, v.obj = kBool, t
 	case string:
-		v.k, v.s, v.obj = kStr, t, t
+		v.k, v.obj = kStr, t
 	case json.Number:
 		f, err := strconv.ParseFloat(string(t), 64)
 		if err != nil || math.IsInf(f, 0) {
 			return v, fmt.Errorf("variant %q: number %s is out of range", name, t)
 		}
-		v.k, v.f = kNum, f
-		var i int64
-		i, v.intOK = exactInt(string(t))
-		if v.intOK && !exactFloat(i) && strconv.FormatFloat(f, 'f', -1, 64) == string(t) {
+		v.k = kNum
+		i, whole := exactInt(string(t))
+		if whole && !exactFloat(i) && strconv.FormatFloat(f, 'f', -1, 64) == string(t) {
 			// flagd's own spelling of a float that holds an integer
 			// past 2^53 (2^60 is 1152921504606847000), as a flag set
 			// it re-encodes over sync carries it: the float is the
 			// value written.
 			i = int64(f)
-		} else if v.intOK && !exactFloat(i) {
+		} else if whole && !exactFloat(i) {
 			// flagd reads every number as a 64-bit float, which holds
 			// integers exactly only up to 2^53: it would answer another
 			// value than the one written.
 			return v, fmt.Errorf("variant %q: the integer %s is past 2^53, and flagd reads it as %s: write an integer within ±9007199254740992, or a string", name, t, strconv.FormatFloat(f, 'f', -1, 64))
 		}
 		v.obj = f
-		if v.intOK {
+		if whole {
 			v.obj = i
 		}
 	case map[string]any, []any:

@@ -69,21 +69,14 @@ type flag struct {
 
 const fingerprintSize = 16
 
-// variant is one variant value, prepared for every typed accessor.
+// variant is one variant value.
 type variant struct {
 	name string
-	s    string
-	f    float64
-	// obj is the value as an interface: objects and arrays in plain JSON
-	// form, numbers as int64 when whole (else float64), booleans and
-	// strings as they are. Boxed once at load, so that Evaluation.Value
-	// allocates nothing.
+	// obj is the value: a bool, a string, an int64 for a whole number
+	// (else a float64), an object or array in plain JSON form, or nil.
+	// Boxed once at load, so that reading it allocates nothing.
 	obj any
 	k   kind // kBool, kNum, kStr, kObj (objects and arrays) or kNull
-	b   bool
-	// intOK: the number is a whole number, and int64(f) is it exactly
-	// (integers past 2^53 are refused at load).
-	intOK bool
 }
 
 // Option configures how a flag set is loaded.

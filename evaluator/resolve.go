@@ -269,8 +269,8 @@ func resolution[T any](v T, e *Evaluation) Resolution[T] {
 // The readers work on e in place: an evaluation copied from call to call
 // costs more than the rest of a static flag's answer.
 func (e *Evaluation) Bool(def bool) bool {
-	if v := e.value(); v != nil && v.k == kBool {
-		return v.b
+	if b, ok := e.Value().(bool); ok {
+		return b
 	}
 	if e.at.variant >= 0 && e.err == nil {
 		e.mismatch("a boolean")
@@ -280,8 +280,8 @@ func (e *Evaluation) Bool(def bool) bool {
 
 // String reads the evaluation as a string flag, as Bool does.
 func (e *Evaluation) String(def string) string {
-	if v := e.value(); v != nil && v.k == kStr {
-		return v.s
+	if s, ok := e.Value().(string); ok {
+		return s
 	}
 	if e.at.variant >= 0 && e.err == nil {
 		e.mismatch("a string")
@@ -293,8 +293,8 @@ func (e *Evaluation) String(def string) string {
 // converts only when it is whole and within int64: 10.0 is 10, 3.14 is a
 // TYPE_MISMATCH.
 func (e *Evaluation) Int(def int64) int64 {
-	if v := e.value(); v != nil && v.k == kNum && v.intOK {
-		return int64(v.f)
+	if i, ok := e.Value().(int64); ok {
+		return i
 	}
 	if e.at.variant >= 0 && e.err == nil {
 		e.mismatch("an integer")
@@ -305,8 +305,11 @@ func (e *Evaluation) Int(def int64) int64 {
 // Float reads the evaluation as a number flag, as Bool does; integers
 // widen to float64.
 func (e *Evaluation) Float(def float64) float64 {
-	if v := e.value(); v != nil && v.k == kNum {
-		return v.f
+	switch n := e.Value().(type) {
+	case float64:
+		return n
+	case int64:
+		return float64(n)
 	}
 	if e.at.variant >= 0 && e.err == nil {
 		e.mismatch("a number")
@@ -335,7 +338,7 @@ func (e *Evaluation) mismatch(want string) {
 }
 
 func describe(v *variant) string {
-	if v.k == kNum && !v.intOK {
+	if _, ok := v.obj.(float64); ok {
 		return "a non-integer number"
 	}
 	if v.k == kObj {

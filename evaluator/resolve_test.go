@@ -136,6 +136,7 @@ func TestTypedAccessorsAndCoercion(t *testing.T) {
 	  "pow60":    {"state": "ENABLED", "variants": {"v": 1152921504606846976}, "defaultVariant": "v"},
 	  "pow60flagd": {"state": "ENABLED", "variants": {"v": 1152921504606847000}, "defaultVariant": "v"},
 	  "minint":   {"state": "ENABLED", "variants": {"v": -9223372036854775808}, "defaultVariant": "v"},
+	  "negzero":  {"state": "ENABLED", "variants": {"v": -0.0}, "defaultVariant": "v"},
 	  "str":      {"state": "ENABLED", "variants": {"v": "text", "w": ""}, "defaultVariant": "w"},
 	  "obj":      {"state": "ENABLED", "variants": {"v": {"a": [1, {"b": true}]}}, "defaultVariant": "v"},
 	  "arr":      {"state": "ENABLED", "variants": {"v": [1, "x"]}, "defaultVariant": "v"}
@@ -143,7 +144,7 @@ func TestTypedAccessorsAndCoercion(t *testing.T) {
 	// Integers past 2^53 that a 64-bit float holds exactly read as
 	// written, as in flagd, and so does flagd's own spelling of such a
 	// float, which a flag set it re-encodes carries.
-	ints := map[string]int64{"int": 10, "whole": 10, "exp": 1000, "even": 9007199254740994, "pow60": 1 << 60, "pow60flagd": 1 << 60, "minint": math.MinInt64}
+	ints := map[string]int64{"int": 10, "whole": 10, "exp": 1000, "even": 9007199254740994, "pow60": 1 << 60, "pow60flagd": 1 << 60, "minint": math.MinInt64, "negzero": 0}
 	for key, want := range ints {
 		if r := set.ResolveInt(key, -1, nil); r.Value != want || r.Err != nil || r.Reason != ReasonStatic {
 			t.Errorf("int %s: %+v, want %d", key, r, want)
@@ -166,7 +167,9 @@ func TestTypedAccessorsAndCoercion(t *testing.T) {
 			t.Errorf("int %s: message %q names neither flag nor variant", key, r.Err)
 		}
 	}
-	floats := map[string]float64{"int": 10, "frac": 3.14, "huge": 9223372036854775808}
+	// A whole number reads as a float too, exactly.
+	floats := map[string]float64{"int": 10, "whole": 10, "exp": 1000, "frac": 3.14, "huge": 9223372036854775808,
+		"even": 9007199254740994, "pow60flagd": 1 << 60, "minint": math.MinInt64, "negzero": 0}
 	for key, want := range floats {
 		if r := set.ResolveFloat(key, -1, nil); r.Value != want || r.Err != nil {
 			t.Errorf("float %s: %+v, want %v", key, r, want)
