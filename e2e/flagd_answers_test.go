@@ -111,6 +111,11 @@ func parseError(_ string, r resolution) bool {
 	return r.ErrorCode == string(openfeature.ParseErrorCode)
 }
 
+// served is a want for a row answered without an error, with variant.
+func served(variant string) func(string, resolution) bool {
+	return func(_ string, r resolution) bool { return r.ErrorCode == "" && r.Variant == variant }
+}
+
 var differences = map[string]difference{
 	// flagd v0.16 no longer knows the legacy operator; flagsnap keeps
 	// it, evaluated as fractional, as the way old files migrate.
@@ -125,17 +130,13 @@ var differences = map[string]difference{
 	"file:numbers.json/max-int64": {"an integer past 2^53 is refused", parseError},
 	// flagd drops the whole file over one number out of range; flagsnap
 	// refuses only the flag that holds it.
-	"out-of-range-variant.json/inf": {"only the flag is refused", parseError},
-	"out-of-range-variant.json/ok": {"only the flag is refused", func(_ string, r resolution) bool {
-		return r.ErrorCode == "" && r.Variant == "a"
-	}},
+	"out-of-range-variant.json/inf":   {"only the flag is refused", parseError},
+	"out-of-range-variant.json/ok":    {"only the flag is refused", served("a")},
 	"out-of-range-rule.json/inf-rule": {"only the flag is refused", parseError},
 	// flagd drops the whole file over a state that is not a string, or
 	// flag metadata that is not an object; flagsnap breaks only the flag.
-	"state-types.json/state-number": {"only the flag is refused", parseError},
-	"state-types.json/ok": {"only the flag is refused", func(_ string, r resolution) bool {
-		return r.ErrorCode == "" && r.Variant == "on"
-	}},
+	"state-types.json/state-number":       {"only the flag is refused", parseError},
+	"state-types.json/ok":                 {"only the flag is refused", served("on")},
 	"metadata-types.json/metadata-string": {"only the flag is refused", parseError},
 	"metadata-types.json/ok": {"only the flag is refused", func(_ string, r resolution) bool {
 		return r.ErrorCode == "" && r.Variant == "a" && sameMetadata(r.Metadata, map[string]any{"team": "web"})
@@ -145,19 +146,13 @@ var differences = map[string]difference{
 	"key-source-types.json/key-number":       {"only the flag is refused", parseError},
 	"key-source-types.json/source-object":    {"only the flag is refused", parseError},
 	"key-source-types.json/entry-key-number": {"only the flag is refused", parseError},
-	"key-source-types.json/ok": {"only the flag is refused", func(_ string, r resolution) bool {
-		return r.ErrorCode == "" && r.Variant == "on"
-	}},
-	"key-source-types.json/key-other": {"only the flag is refused", func(_ string, r resolution) bool {
-		return r.ErrorCode == "" && r.Variant == "off"
-	}},
+	"key-source-types.json/ok":               {"only the flag is refused", served("on")},
+	"key-source-types.json/key-other":        {"only the flag is refused", served("off")},
 	// flagd drops the whole file over a YAML key that is not a string,
 	// which JSON cannot hold; flagsnap breaks only the flag that has one.
 	"yaml-keys.yaml/1":                 {"only the flag is refused", parseError},
 	"yaml-keys.yaml/numbered-variants": {"only the flag is refused", parseError},
-	"yaml-keys.yaml/ok": {"only the flag is refused", func(_ string, r resolution) bool {
-		return r.ErrorCode == "" && r.Variant == "on"
-	}},
+	"yaml-keys.yaml/ok":                {"only the flag is refused", served("on")},
 	// A definition without variants (null, {}, variants missing or
 	// null) is broken; flagd serves the code default, or answers GENERAL
 	// where a rule names a variant.
@@ -206,9 +201,7 @@ var differences = map[string]difference{
 	"odd-definitions.json/metadata-nested": {"metadata that is not a string, number or boolean is dropped", func(_ string, r resolution) bool {
 		return r.ErrorCode == "" && r.Variant == "on" && sameMetadata(r.Metadata, map[string]any{"owner": "a", "n": 3})
 	}},
-	"out-of-range-rule.json/ok": {"only the flag is refused", func(_ string, r resolution) bool {
-		return r.ErrorCode == "" && r.Variant == "a"
-	}},
+	"out-of-range-rule.json/ok": {"only the flag is refused", served("a")},
 }
 
 // refusedWhole are the files the daemon refuses whole, over one number out
