@@ -100,9 +100,11 @@ func loadDocument(doc []byte, cfg config) (*FlagSet, *loader, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	for fd := range defs.all() { // what JSON cannot hold breaks its YAML flag
-		if err := yamlProblems[fd.place()]; err != nil {
-			fd.fail(err)
+	if len(yamlProblems) > 0 { // what JSON cannot hold breaks its YAML flag
+		for fd := range defs.all() {
+			if err := yamlProblems[fd.place()]; err != nil {
+				fd.fail(err)
+			}
 		}
 	}
 	l.compileAll(defs)
