@@ -5,7 +5,6 @@ package flagsnap
 // the provider keeps, at each request.
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -135,7 +134,7 @@ func layeredView(set *evaluator.FlagSet, docs [][]byte) (debugFlagsView, error) 
 // key, or from an array of objects with a "key", an entry without one
 // named as the evaluator names it (flags[i]).
 func definitionsOf(doc []byte) (map[string]json.RawMessage, error) {
-	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
+	doc = plainyaml.TrimBOM(doc)
 	if !plainyaml.IsJSON(doc) {
 		return yamlDefinitions(doc)
 	}

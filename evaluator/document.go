@@ -22,7 +22,7 @@ import (
 // yamlProblems are those of the flags whose YAML holds what JSON cannot, by
 // the flag's place in "flags" (see yamlReader.problems).
 func decodeDocument(doc []byte, chunkRead func([]flagDef)) (top map[string]any, refs bool, yamlProblems map[string]error, err error) {
-	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
+	doc = plainyaml.TrimBOM(doc)
 	trimmed := bytes.TrimLeft(doc, " \t\r\n")
 	if len(trimmed) == 0 {
 		return nil, false, nil, &DocumentError{Msg: "the document is empty"}

@@ -356,7 +356,7 @@ func decodeSource(name string, doc []byte) ([]storedFlag, error) {
 // a mapping key that is not a string stops: flagd refuses the document. A
 // byte order mark is skipped, as the evaluator does.
 func decodeDocument(doc []byte) (map[string]any, error) {
-	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
+	doc = plainyaml.TrimBOM(doc)
 	if !plainyaml.IsJSON(doc) {
 		var y any
 		if err := yaml.Unmarshal(doc, &y); err != nil {

@@ -61,9 +61,6 @@ type srcEdge struct {
 // indexed by key rather than searched.
 const minIndexedMembers = 16
 
-// bom is the UTF-8 byte order mark the evaluator accepts before a document.
-const bom = "\xef\xbb\xbf"
-
 // newSourceMap maps any document: one that does not parse keeps the
 // positions read before the fault, and nothing deeper than maxDepth is
 // read.
@@ -193,11 +190,8 @@ func (n *srcNode) member(key string, merges int) *srcEdge {
 // token ends; the positions are counted from the start of the file, byte
 // order mark included, as the evaluator counts them.
 func walkJSON(data []byte) *srcNode {
-	skip := 0
-	if bytes.HasPrefix(data, []byte(bom)) {
-		skip = len(bom)
-	}
-	body := data[skip:]
+	body := plainyaml.TrimBOM(data)
+	skip := len(data) - len(body)
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	lines := newLineIndex(data)

@@ -291,7 +291,7 @@ func pointerOf(tokens []string) string {
 // JSON with its numbers exact, YAML with its timestamps as the strings
 // they were written as (the evaluator reads them that way too).
 func schemaInstance(data []byte) (any, error) {
-	data = bytes.TrimPrefix(data, []byte(bom))
+	data = plainyaml.TrimBOM(data)
 	if plainyaml.IsJSON(data) {
 		return jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	}

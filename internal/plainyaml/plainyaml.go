@@ -42,13 +42,17 @@ func KeyText(k any) string {
 	return fmt.Sprint(k)
 }
 
+// TrimBOM is doc without the UTF-8 byte order mark that may open it,
+// which every reader of a flag document here skips.
+func TrimBOM(doc []byte) []byte { return bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf")) }
+
 // IsJSON tells whether a flag document is JSON, as every reader of one
 // here decides: after a byte order mark and space, an array, or an object
 // whose first member's name is quoted. Anything else is YAML, among it an
 // object in YAML's flow style, {flags: …}, which flagd reads from a .yaml
 // file.
 func IsJSON(doc []byte) bool {
-	t := bytes.TrimLeft(bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf")), " \t\r\n")
+	t := bytes.TrimLeft(TrimBOM(doc), " \t\r\n")
 	if len(t) == 0 || t[0] != '{' {
 		return len(t) > 0 && t[0] == '['
 	}

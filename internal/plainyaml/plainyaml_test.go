@@ -42,3 +42,18 @@ func TestIsJSON(t *testing.T) {
 		}
 	}
 }
+
+// TrimBOM skips one byte order mark at the start, and only there.
+func TestTrimBOM(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"\xef\xbb\xbf{}", "{}"},
+		{"{}", "{}"},
+		{"\xef\xbb\xbf\xef\xbb\xbfflags: {}", "\xef\xbb\xbfflags: {}"},
+		{" \xef\xbb\xbf{}", " \xef\xbb\xbf{}"},
+		{"", ""},
+	} {
+		if got := string(TrimBOM([]byte(tc.in))); got != tc.want {
+			t.Errorf("TrimBOM(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
