@@ -420,16 +420,16 @@ func (d *fastDecoder) definition(fd *flagDef) bool {
 		var key, source any // as written last, as a map keeps them
 		ok = d.each(func(name []byte) bool {
 			members++
-			var ok bool
+			var read bool
 			switch string(name) {
 			case "key":
-				key, ok = d.value()
+				key, read = d.value()
 			case "source":
-				source, ok = d.value()
+				source, read = d.value()
 			default:
-				ok = d.field(fd, name)
+				read = d.field(fd, name)
 			}
-			return ok
+			return read
 		})
 		if members > 1 {
 			fd.ref = nil // a "$ref" beside other members is data
