@@ -175,6 +175,11 @@ func TestTypedAccessorsAndCoercion(t *testing.T) {
 			t.Errorf("float %s: %+v, want %v", key, r, want)
 		}
 	}
+	// A whole number is kept as an int64, which has no negative zero:
+	// -0.0 reads as 0, as Value gives it (== alone cannot tell them apart).
+	if r := set.ResolveFloat("negzero", -1, nil); math.Signbit(r.Value) {
+		t.Errorf("float negzero: %v, want 0", r.Value)
+	}
 	if r := set.ResolveString("str", "d", nil); r.Value != "" || r.Variant != "w" || r.Err != nil {
 		t.Errorf("empty string variant: %+v", r)
 	}
