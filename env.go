@@ -4,6 +4,7 @@ package flagsnap
 // when they apply (before the options, or where FromEnv stands).
 
 import (
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -189,6 +190,9 @@ func envDuration(c *config, name string, unit time.Duration, zeroOK bool, dst *t
 		c.fail("%s=%q is not a whole number", name, v)
 	case n < 0 || (n == 0 && !zeroOK):
 		c.fail("%s=%q must be positive", name, v)
+	case n > math.MaxInt64/int64(unit):
+		// Past this the duration would wrap around, to a negative one.
+		c.fail("%s=%q is too large: at most %d", name, v, math.MaxInt64/int64(unit))
 	default:
 		*dst = time.Duration(n) * unit
 	}

@@ -316,6 +316,28 @@ func TestUnparsableVariablesNameTheVariable(t *testing.T) {
 			t.Fatalf("NewProvider: %v", err)
 		}
 	})
+	// A number of units past what a time.Duration holds would wrap around
+	// to a negative duration.
+	tooLarge := []struct{ name, value, want string }{
+		{EnvDeadlineMs, "9223372036854775807", "FLAGD_DEADLINE_MS=\"9223372036854775807\" is too large: at most 9223372036854"},
+		{EnvRetryGracePeriod, "9223372037", "FLAGD_RETRY_GRACE_PERIOD=\"9223372037\" is too large: at most 9223372036"},
+	}
+	for _, c := range tooLarge {
+		t.Run(c.name+" too large", func(t *testing.T) {
+			t.Setenv(c.name, c.value)
+			_, err := NewProvider(WithFile("flags.json"))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("%v, want %q", err, c.want)
+			}
+		})
+	}
+	t.Run("the largest grace period is allowed", func(t *testing.T) {
+		t.Setenv(EnvRetryGracePeriod, "9223372036")
+		c, err := NewConfig()
+		if err != nil || c.RetryGracePeriod != 9223372036*time.Second {
+			t.Fatalf("%+v %v", c, err)
+		}
+	})
 	t.Run("zero grace period is allowed", func(t *testing.T) {
 		t.Setenv(EnvRetryGracePeriod, "0")
 		c, err := NewConfig()
