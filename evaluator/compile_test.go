@@ -34,7 +34,12 @@ func TestLocationsPastAChunk(t *testing.T) {
 // A flag set has millions of nodes: what an operator works out at load
 // lives beside the node, not in it. A variant keeps its value once, in
 // obj, which the typed readers take apart.
-func TestNodeAndVariantSize(t *testing.T) {
+func TestFlagNodeAndVariantSize(t *testing.T) {
+	// Every flag is one; 112 bytes is a size class of the allocator, the
+	// next is 128.
+	if size := unsafe.Sizeof(flag{}); size > 112 {
+		t.Errorf("a flag is %d bytes, more than 112", size)
+	}
 	if size := unsafe.Sizeof(node{}); size > 88 {
 		t.Errorf("a node is %d bytes, more than 88", size)
 	}

@@ -17,29 +17,21 @@ import (
 // within a process.
 var writtenSeed = maphash.MakeSeed()
 
-// fingerprintSeeds make a flag's fingerprint: two seeds, for 128 bits.
-var fingerprintSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+// fingerprintSeed hashes a flag's canonical form into its fingerprint.
+var fingerprintSeed = maphash.MakeSeed()
 
 // fingerprint hashes everything but metadata (see addSetMetadata) that changes how
 // a flag evaluates, in a canonical form that ignores key order, spacing and
 // number spelling, so that rewriting a file without changing its meaning
 // is not a change. Fingerprints are compared within a process only.
-func (l *loader) fingerprint(def *defFields, defaultVariant, targeting any) [fingerprintSize]byte {
+func (l *loader) fingerprint(def *defFields, defaultVariant, targeting any) uint64 {
 	b := l.scratch[:0]
 	b = canonicalAppend(b, def.state)
 	b = def.appendVariants(b)
 	b = canonicalAppend(b, defaultVariant)
 	b = canonicalAppend(b, targeting)
 	l.scratch = b
-	return fingerprintOf(b)
-}
-
-// fingerprintOf hashes b into a fingerprint.
-func fingerprintOf(b []byte) [fingerprintSize]byte {
-	var sum [fingerprintSize]byte
-	binary.LittleEndian.PutUint64(sum[:8], maphash.Bytes(fingerprintSeeds[0], b))
-	binary.LittleEndian.PutUint64(sum[8:], maphash.Bytes(fingerprintSeeds[1], b))
-	return sum
+	return maphash.Bytes(fingerprintSeed, b)
 }
 
 // canonicalAppend appends x in a binary form where equal JSON values, and

@@ -53,10 +53,10 @@ type flag struct {
 	rule     *node
 	broken   *Error
 	metadata map[string]any // flag metadata over flag-set metadata
-	// fingerprint is 128 bits of hash (see loader.fingerprint): it only
-	// tells a flag from the same key's previous definition, in this
-	// process.
-	fingerprint [fingerprintSize]byte
+	// fingerprint is a hash of what the flag does (see
+	// loader.fingerprint): it only tells a flag from the same key's
+	// previous definition, in this process.
+	fingerprint uint64
 	// written is a hash of the definition as written, and reusable says
 	// that it compiled without a problem or a warning: a later flag set
 	// whose definition of the key is written the same takes this flag
@@ -66,8 +66,6 @@ type flag struct {
 	disabled   bool
 	reusable   bool
 }
-
-const fingerprintSize = 16
 
 // variant is one variant value.
 type variant struct {

@@ -5,6 +5,7 @@ package evaluator
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
@@ -225,14 +226,14 @@ func (l *loader) addSetMetadata(f *flag, meta map[string]any, setMeta []byte) {
 	if f.metadata = mergeMetadata(meta, own); f.metadata == nil {
 		return // the fingerprint of the rest is the flag's
 	}
-	b := append(l.scratch[:0], f.fingerprint[:]...)
+	b := binary.LittleEndian.AppendUint64(l.scratch[:0], f.fingerprint)
 	if len(own) == 0 {
 		b = append(b, setMeta...)
 	} else {
 		b = canonicalAppend(b, f.metadata)
 	}
 	l.scratch = b
-	f.fingerprint = fingerprintOf(b)
+	f.fingerprint = maphash.Bytes(fingerprintSeed, b)
 }
 
 // mergeMetadata is a flag's metadata: its own over the flag set's.
