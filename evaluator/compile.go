@@ -123,8 +123,9 @@ const legacyFractional = "fractionalEvaluation"
 
 // node is one compiled operation. Arguments come in one of two shapes,
 // because the reference engine evaluates an operator's argument before
-// looking at it: a list written in the rule (args, list=true) or any other
-// expression whose value becomes the argument (argExpr).
+// looking at it: a list written in the rule (list=true: args are its
+// elements) or any other expression, whose value becomes the argument
+// (args[0], the one element).
 type node struct {
 	op     opcode
 	nameID uint8 // the operator as written: opNames[nameID]
@@ -139,10 +140,9 @@ type node struct {
 	// would read as.
 	attrConst, exact bool
 
-	lit     value
-	args    []*node
-	argExpr *node
-	v       *varSpec
+	lit  value
+	args []*node
+	v    *varSpec
 	// x is what the operator works out at load: set for every opBroken
 	// node, and for a node of in, sem_ver, missing, missing_some or
 	// fractional when the operator worked something out; nil otherwise.

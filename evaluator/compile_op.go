@@ -135,13 +135,14 @@ func (c *compiler) compileArgs(n *node, raw any, at *loc) {
 		}
 		return
 	}
-	n.argExpr, _ = c.compile(raw, at)
+	child, _ := c.compile(raw, at)
+	n.args = []*node{child}
 }
 
 // needsList rejects operators whose argument the reference engine always
 // fails on when it is not a list: a constant that is not an array.
 func needsList(n *node, at *loc) error {
-	if n.list || !n.argExpr.isConst() || n.argExpr.lit.k == kArr {
+	if n.list || !n.args[0].isConst() || n.args[0].lit.k == kArr {
 		return nil
 	}
 	return compileErr(at, "%s needs an array of arguments", n.name())
@@ -229,15 +230,15 @@ func (c *compiler) checkArgs(n *node, at *loc) {
 			c.fail(err)
 		}
 	case opCat:
-		if !n.list && n.argExpr.isConst() && n.argExpr.lit.k != kStr && n.argExpr.lit.k != kArr {
+		if !n.list && n.args[0].isConst() && n.args[0].lit.k != kStr && n.args[0].lit.k != kArr {
 			c.fail(compileErr(at, "cat needs a string or an array of arguments"))
 		}
 	case opMissing:
-		if !n.list && n.argExpr.isConst() && n.argExpr.lit.k != kStr && n.argExpr.lit.k != kArr {
+		if !n.list && n.args[0].isConst() && n.args[0].lit.k != kStr && n.args[0].lit.k != kArr {
 			c.fail(compileErr(at, "missing needs a name or an array of names"))
 		}
 	case opMerge:
-		if !n.list && n.argExpr.isConst() && (n.argExpr.lit.k == kNull || n.argExpr.lit.isObject()) {
+		if !n.list && n.args[0].isConst() && (n.args[0].lit.k == kNull || n.args[0].lit.isObject()) {
 			c.fail(compileErr(at, "merge needs values to merge"))
 		}
 	}

@@ -40,8 +40,9 @@ func TestFlagNodeAndVariantSize(t *testing.T) {
 	if size := unsafe.Sizeof(flag{}); size > 112 {
 		t.Errorf("a flag is %d bytes, more than 112", size)
 	}
-	if size := unsafe.Sizeof(node{}); size > 88 {
-		t.Errorf("a node is %d bytes, more than 88", size)
+	// A flag set has millions of nodes; 80 bytes is a size class too.
+	if size := unsafe.Sizeof(node{}); size > 80 {
+		t.Errorf("a node is %d bytes, more than 80", size)
 	}
 	if size := unsafe.Sizeof(variant{}); size > 40 {
 		t.Errorf("a variant is %d bytes, more than 40", size)
@@ -92,7 +93,6 @@ func constNodes(set *FlagSet, key, s string) []*node {
 		for _, a := range n.args {
 			walk(a)
 		}
-		walk(n.argExpr)
 	}
 	walk(set.index.get(key).rule)
 	return out

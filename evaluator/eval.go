@@ -150,7 +150,7 @@ func (e *evalState) evalOperands(n *node, o *operands) {
 		o.n = len(n.args)
 		return
 	}
-	v := e.evaluate(n.argExpr)
+	v := e.evaluate(n.args[0])
 	if v.k != kArr {
 		o.single = v
 		return

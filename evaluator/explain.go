@@ -239,9 +239,6 @@ func (t *tracer) readVars(e *evalState, s *Step) {
 		}
 	default:
 		args = n.args
-		if n.argExpr != nil {
-			args = []*node{n.argExpr}
-		}
 	}
 	for _, a := range args {
 		if a.op != opVar || a.v.dyn != nil || stepOf(s.Args, a) != nil {
@@ -296,10 +293,8 @@ func setPaths(s *Step, at string) {
 	switch {
 	case n.op == opVar && n.v.dyn != nil:
 		written = []*node{n.v.dyn}
-	case n.list:
+	default:
 		written = n.args
-	case n.argExpr != nil:
-		written = []*node{n.argExpr}
 	}
 	evaluated := s.Args
 	used := make([]bool, len(evaluated))

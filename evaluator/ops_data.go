@@ -86,8 +86,8 @@ func precomputeNames(n *node) []varSpec {
 			}
 			names = append(names, a.lit)
 		}
-	case n.argExpr.isConst():
-		names = []value{n.argExpr.lit}
+	case n.args[0].isConst():
+		names = []value{n.args[0].lit}
 	}
 	if len(names) == 0 {
 		return nil
