@@ -44,6 +44,10 @@ func TestFlagNodeAndVariantSize(t *testing.T) {
 	if size := unsafe.Sizeof(node{}); size > 80 {
 		t.Errorf("a node is %d bytes, more than 80", size)
 	}
+	// Most rules read the context: a var is a node and a varSpec.
+	if size := unsafe.Sizeof(varSpec{}); size > 96 {
+		t.Errorf("a varSpec is %d bytes, more than 96", size)
+	}
 	if size := unsafe.Sizeof(variant{}); size > 40 {
 		t.Errorf("a variant is %d bytes, more than 40", size)
 	}

@@ -18,12 +18,12 @@ import (
 // the expression that computes it.
 type varSpec struct {
 	dyn    *node
-	mode   varMode
 	path   path
 	def    value
-	local  bool // "" and ".x" are never looked up in enclosing scopes
-	plain  bool // the path starts with a context attribute (not $flagd)
-	single bool // and has only that one segment
+	mode   varMode // beside the flags, where it takes no word of its own
+	local  bool    // "" and ".x" are never looked up in enclosing scopes
+	plain  bool    // the path starts with a context attribute (not $flagd)
+	single bool    // and has only that one segment
 }
 
 type varMode uint8
