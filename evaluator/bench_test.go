@@ -77,7 +77,7 @@ func BenchmarkResolve(b *testing.B) {
 					name = fmt.Sprintf("%s/%s", key, size)
 				}
 				// A resolution that fails would time the error path.
-				if set.flag(key).vals[0].k == kStr {
+				if set.flag(key).vals[0].kind() == kStr {
 					if r := set.ResolveString(key, "", ctx); r.Err != nil {
 						b.Fatalf("%s: %v", name, r.Err)
 					}

@@ -48,8 +48,8 @@ func TestFlagNodeAndVariantSize(t *testing.T) {
 	if size := unsafe.Sizeof(varSpec{}); size > 96 {
 		t.Errorf("a varSpec is %d bytes, more than 96", size)
 	}
-	if size := unsafe.Sizeof(variant{}); size > 40 {
-		t.Errorf("a variant is %d bytes, more than 40", size)
+	if size := unsafe.Sizeof(variant{}); size > 32 {
+		t.Errorf("a variant is %d bytes, more than 32", size)
 	}
 }
 

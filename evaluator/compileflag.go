@@ -249,9 +249,9 @@ func (f *flag) setVariants(def *defFields) []issue {
 			problems = append(problems, issue{[]string{"variants", name}, err})
 		case first < 0:
 			first = i
-		case v.k != f.vals[first].k:
+		case v.kind() != f.vals[first].kind():
 			problems = append(problems, issue{[]string{"variants", name},
-				fmt.Errorf("variants mix types: %q is %s, %q is %s", list[first].name, kindName(f.vals[first].k), name, kindName(v.k))})
+				fmt.Errorf("variants mix types: %q is %s, %q is %s", list[first].name, kindName(f.vals[first].kind()), name, kindName(v.kind()))})
 		}
 		// Kept even when wrong, so that a defaultVariant naming it is
 		// not a problem too.
@@ -267,17 +267,13 @@ func newVariant(name string, raw any) (variant, error) {
 	v := variant{name: name}
 	switch t := raw.(type) {
 	case nil:
-		v.k = kNull
-	case bool:
-		v.k, v.obj = kBool, t
-	case string:
-		v.k, v.obj = kStr, t
+	case bool, string:
+		v.obj = t
 	case json.Number:
 		f, err := strconv.ParseFloat(string(t), 64)
 		if err != nil || math.IsInf(f, 0) {
 			return v, fmt.Errorf("variant %q: number %s is out of range", name, t)
 		}
-		v.k = kNum
 		i, whole := exactInt(string(t))
 		if whole && !exactFloat(i) && strconv.FormatFloat(f, 'f', -1, 64) == string(t) {
 			// flagd's own spelling of a float that holds an integer
@@ -300,7 +296,7 @@ func newVariant(name string, raw any) (variant, error) {
 		if err != nil {
 			return v, fmt.Errorf("variant %q: %w", name, err)
 		}
-		v.k, v.obj = kObj, obj
+		v.obj = obj
 	default:
 		return v, fmt.Errorf("variant %q has unsupported type %T", name, raw)
 	}

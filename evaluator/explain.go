@@ -177,7 +177,7 @@ func (s *FlagSet) Explain(key string, ctx map[string]any) (Explanation, error) {
 }
 
 func variantValue(v *variant) any {
-	if v.k == kObj {
+	if v.kind() == kObj {
 		return deepCopy(v.obj)
 	}
 	return v.obj

@@ -74,7 +74,22 @@ type variant struct {
 	// (else a float64), an object or array in plain JSON form, or nil.
 	// Boxed once at load, so that reading it allocates nothing.
 	obj any
-	k   kind // kBool, kNum, kStr, kObj (objects and arrays) or kNull
+}
+
+// kind is the variant's type: kBool, kNum, kStr, kObj (objects and
+// arrays) or kNull.
+func (v *variant) kind() kind {
+	switch v.obj.(type) {
+	case nil:
+		return kNull
+	case bool:
+		return kBool
+	case int64, float64:
+		return kNum
+	case string:
+		return kStr
+	}
+	return kObj
 }
 
 // Option configures how a flag set is loaded.

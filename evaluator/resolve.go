@@ -320,7 +320,7 @@ func (e *Evaluation) Float(def float64) float64 {
 // Object reads the evaluation as an object flag, as Bool does: a copy of
 // the variant's map[string]any or []any, which the caller may change.
 func (e *Evaluation) Object(def any) any {
-	if v := e.value(); v != nil && v.k == kObj {
+	if v := e.value(); v != nil && v.kind() == kObj {
 		return deepCopy(v.obj)
 	}
 	if e.at.variant >= 0 && e.err == nil {
@@ -341,12 +341,10 @@ func describe(v *variant) string {
 	if _, ok := v.obj.(float64); ok {
 		return "a non-integer number"
 	}
-	if v.k == kObj {
-		if _, ok := v.obj.([]any); ok {
-			return "an array"
-		}
+	if _, ok := v.obj.([]any); ok {
+		return "an array"
 	}
-	return kindName(v.k)
+	return kindName(v.kind())
 }
 
 // ResolveBool resolves a boolean flag for the evaluation context ctx.
