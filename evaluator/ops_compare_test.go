@@ -46,3 +46,31 @@ func TestDirectComparisonsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestInSetNumbersAsScanned checks a number looked up in a written list of
+// strings, which is compiled into a sorted slice of the strings read as
+// numbers, against the same list scanned at evaluation, which a computed
+// list forces, for numbers JSON cannot carry as well: NaN equals nothing.
+func TestInSetNumbersAsScanned(t *testing.T) {
+	needles := []any{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0.0, 1.0, 1.5, 2, int64(-3), 1e300}
+	lists := []string{`["NaN", "x"]`, `["inf", "-Infinity"]`, `["1e400", "-0"]`, `["3", "2", "1.5", "1", "-3"]`, `["a", "b"]`,
+		`["k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "2"]`}
+	for _, list := range lists {
+		set, err := compileRule(decodeRule(t, `{"in": [{"var": "x"}, `+list+`]}`))
+		if err != nil || set.x == nil || set.x.in == nil {
+			t.Fatalf("%s: not compiled into a set (%v)", list, err)
+		}
+		scanned, err := compileRule(decodeRule(t, `{"in": [{"var": "x"}, {"if": [true, `+list+`]}]}`))
+		if err != nil || scanned.x != nil {
+			t.Fatalf("%s: the computed list is a set too (%v)", list, err)
+		}
+		for _, x := range needles {
+			ctx := map[string]any{"x": x}
+			got, gotErr := runRule(ruleSet(2), set, "f", ctx)
+			want, wantErr := runRule(ruleSet(2), scanned, "f", ctx)
+			if gotErr != nil || wantErr != nil || got != want {
+				t.Errorf("%v in %s: set %v (%v), scanned %v (%v)", x, list, got, gotErr, want, wantErr)
+			}
+		}
+	}
+}

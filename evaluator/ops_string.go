@@ -1,6 +1,10 @@
 package evaluator
 
-import "strings"
+import (
+	"math"
+	"slices"
+	"strings"
+)
 
 func (e *evalState) text(n *node, v value) string {
 	s, ok := strictString(v)
@@ -72,12 +76,14 @@ func (e *evalState) substr(n *node) value {
 }
 
 // inSet is a constant list of strings, looked up as a set. Numbers are
-// compared with each string read as a number, so that set is kept too.
-// Short lists are scanned: comparing a few strings beats hashing one.
+// compared with each string read as a number, so those are kept too,
+// sorted: a number is seldom looked up, and a slice is a fraction of a
+// map's memory. Short lists are scanned: comparing a few strings beats
+// hashing one.
 type inSet struct {
 	list []string
 	strs map[string]struct{}
-	nums map[float64]struct{}
+	nums []float64 // sorted, without NaN, which equals nothing
 }
 
 func (s *inSet) has(x string) bool {
@@ -100,8 +106,9 @@ func precomputeIn(n *node) *inSet {
 		return nil
 	}
 	list := n.args[1].lit
-	s := &inSet{nums: map[float64]struct{}{}}
-	for i, l := 0, arrLen(list); i < l; i++ {
+	l := arrLen(list)
+	s := &inSet{list: make([]string, 0, l), nums: make([]float64, 0, l)}
+	for i := range l {
 		el := arrAt(list, i)
 		if el.k != kStr {
 			return nil
@@ -109,9 +116,11 @@ func precomputeIn(n *node) *inSet {
 		s.list = append(s.list, el.str())
 		// The error is dropped on purpose: the reference reads a string
 		// that is not a number as 0 here, so {"in": [0, ["a"]]} is true.
-		f, _ := parseFloat(el.str())
-		s.nums[f] = struct{}{}
+		if f, _ := parseFloat(el.str()); !math.IsNaN(f) {
+			s.nums = append(s.nums, f)
+		}
 	}
+	slices.Sort(s.nums)
 	if len(s.list) > 8 {
 		s.strs = make(map[string]struct{}, len(s.list))
 		for _, el := range s.list {
@@ -147,7 +156,7 @@ func (e *evalState) inOf(n *node, a, b value) value {
 			if a.goInt() {
 				return falseVal
 			}
-			_, ok := in.nums[a.n]
+			_, ok := slices.BinarySearch(in.nums, a.n)
 			return boolVal(ok)
 		}
 		return falseVal

@@ -280,6 +280,7 @@ func TestInConstantListsAgree(t *testing.T) {
 		`["a", "1", "1.5"]`,
 		`["x", "a", "", "1e0", "-0", "b c", "é", "0", "2", "1.5"]`,
 		`["k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "1"]`,
+		`["NaN", "inf", "-Infinity", "1e400", "x"]`,
 	}
 	for _, h := range haystacks {
 		for _, rule := range []string{`{"in": [{"var": "x"}, ` + h + `]}`, `{"in": [{"if": [true, {"var": "x"}]}, ` + h + `]}`} {
