@@ -215,10 +215,6 @@ type compiler struct {
 	// shared by the flags a loader compiles: each links to its parent, which
 	// would put every one on the heap.
 	locs []loc
-	// consts are the scalar constants of the rules compiled so far, by
-	// value, and rule numbers the rule being compiled among them.
-	consts map[constKey]*sharedConst
-	rule   int
 }
 
 // locChunk is how many locations the compiler allocates at once.

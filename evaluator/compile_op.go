@@ -5,7 +5,6 @@ package evaluator
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/flagsnap/flagsnap/internal/suggest"
@@ -63,66 +62,8 @@ func (c *compiler) constant(raw any, at *loc) (*node, error) {
 		c.whole = true
 		return c.fail(compileErr(at, "%v", err))
 	}
-	return c.constNode(v), nil
+	return &node{op: opConst, lit: v}, nil
 }
-
-// constKey is a scalar constant as the compiler shares it.
-type constKey struct {
-	k kind
-	b bool
-	n uint64 // the float's bits
-	s string
-}
-
-// sharedConst is a constant node that rules share, and the rule that last
-// took it.
-type sharedConst struct {
-	n    *node
-	rule int
-}
-
-// constNode is a node for the constant v: the one an earlier rule of the
-// same loader made for the same scalar, or a new one. Sharing them keeps
-// a large set's heap within the guardrail (bench/README.md, "Loading and
-// memory"). Within one rule each has its own node, as Explain tells
-// arguments apart by their nodes.
-func (c *compiler) constNode(v value) *node {
-	if c.consts == nil {
-		return &node{op: opConst, lit: v}
-	}
-	key := constKey{k: v.k, b: v.b}
-	switch v.k {
-	case kNull, kBool:
-	case kNum:
-		if _, ok := v.ref.(float64); !ok && v.ref != nil {
-			// A number that keeps another type is hashed by it.
-			return &node{op: opConst, lit: v}
-		}
-		key.n = math.Float64bits(v.n)
-	case kStr:
-		s, ok := v.ref.(string)
-		if !ok {
-			return &node{op: opConst, lit: v}
-		}
-		key.s = s
-	default:
-		return &node{op: opConst, lit: v}
-	}
-	sc, ok := c.consts[key]
-	if ok && sc.rule != c.rule {
-		sc.rule = c.rule
-		return sc.n
-	}
-	n := &node{op: opConst, lit: v}
-	if !ok && len(c.consts) < maxSharedConsts {
-		c.consts[key] = &sharedConst{n: n, rule: c.rule}
-	}
-	return n
-}
-
-// maxSharedConsts bounds the constants a loader shares: past the common
-// ones, most are a rule's own.
-const maxSharedConsts = 4096
 
 // compileArgs compiles an operator's argument in the two shapes it can take.
 func (c *compiler) compileArgs(n *node, raw any, at *loc) {

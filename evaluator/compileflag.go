@@ -369,11 +369,7 @@ func (l *loader) compileRule(fd *flagDef, targeting any) (rule *node, problems [
 	}
 	// Nothing keeps a location once the rule is compiled: its errors
 	// spell theirs out.
-	if l.consts == nil {
-		l.consts = make(map[constKey]*sharedConst)
-	}
-	l.rules++
-	c := compiler{locs: l.locs[:0], consts: l.consts, rule: l.rules}
+	c := compiler{locs: l.locs[:0]}
 	rule, _ = c.compile(targeting, c.loc(root("targeting")))
 	l.locs = c.locs[:0]
 	if c.usesLegacy {

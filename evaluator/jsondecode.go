@@ -22,7 +22,9 @@ type fastDecoder struct {
 	depth int
 	// interned are the strings and numbers up to internMax bytes met so
 	// far, boxed, in slots chosen by a hash of their text: flag sets repeat
-	// the same few thousands of times, and boxing allocates.
+	// the same few thousands of times, and boxing allocates. Without it a
+	// million flags load at the edge of 3 s and 1 GiB (bench/README.md,
+	// "The evaluator's mechanisms").
 	interned []any
 	stack    []any // elements of the arrays and objects being built
 	keys     []string

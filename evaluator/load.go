@@ -123,12 +123,10 @@ type loader struct {
 	// warnings are the flag set's own, then those of the flag being
 	// compiled until compileDef moves them to its definition.
 	warnings []warning
-	scratch  []byte                    // reused by fingerprint
-	noRefs   bool                      // the document has no "$ref" anywhere
-	prev     *flagIndex                // the flags of WithPrevious, when they can be reused
-	locs     []loc                     // reused by compileRule's compilers
-	consts   map[constKey]*sharedConst // see compiler.constNode
-	rules    int                       // compiled by compileRule
+	scratch  []byte     // reused by fingerprint
+	noRefs   bool       // the document has no "$ref" anywhere
+	prev     *flagIndex // the flags of WithPrevious, when they can be reused
+	locs     []loc      // reused by compileRule's compilers
 }
 
 func (l *loader) warn(flag string, at []string, msg string) {
