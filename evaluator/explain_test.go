@@ -31,7 +31,9 @@ const explainDoc = `{
     "static": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"},
     "off": {"state": "DISABLED", "variants": {"on": true}, "defaultVariant": "on"},
     "broken": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on", "targeting": {"nope": []}},
-    "general": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on", "targeting": {"cat": ["x"]}}
+    "general": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on", "targeting": {"cat": ["x"]}},
+    "negated": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+      "targeting": {"if": [{"!": {"var": "off"}}, "on", "off"]}}
   }
 }`
 
@@ -142,7 +144,16 @@ func TestExplainTree(t *testing.T) {
 			t.Errorf("%s %v:\n got %s\nwant %s", tt.key, tt.ctx, got, tt.want)
 		}
 	}
-	x, _ := set.Explain("checkout", map[string]any{"email": "bob@elsewhere.org", "tier": "gold"})
+	// An argument the rule computes rather than lists is the operation's
+	// one argument, and its path is the operation's own.
+	x, _ := set.Explain("negated", map[string]any{"off": true})
+	if got, want := shape(*x.Rule), `if→"off"[!→false[var:off→true] -→"on" →"off"]`; got != want {
+		t.Errorf("negated:\n got %s\nwant %s", got, want)
+	}
+	if got, want := x.Rule.Args[0].Args[0].Path, "targeting.if[0].!.var"; got != want {
+		t.Errorf("the computed argument's path is %q, want %q", got, want)
+	}
+	x, _ = set.Explain("checkout", map[string]any{"email": "bob@elsewhere.org", "tier": "gold"})
 	paths := []string{x.Rule.Path, x.Rule.Args[0].Path, x.Rule.Args[0].Args[0].Path, x.Rule.Args[2].Path, x.Rule.Args[4].Path}
 	want := []string{"targeting.if", "targeting.if[0].ends_with", "targeting.if[0].ends_with[0].var", "targeting.if[2].==", "targeting.if[4]"}
 	if strings.Join(paths, " ") != strings.Join(want, " ") {
