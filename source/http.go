@@ -396,7 +396,7 @@ type HTTPError struct {
 	URL        string // without a password
 	StatusCode int    // 0 when there was no answer
 	// RetryAfterDelay is how long the server asked to be left alone
-	// (Retry-After), or 0.
+	// (Retry-After), up to the 5 minutes a source waits at the most, or 0.
 	RetryAfterDelay time.Duration
 	Err             error // why there was no answer
 }
@@ -427,8 +427,9 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-// retryAfter reads a Retry-After header, in seconds or as a date; 0 when
-// it is absent or does not parse.
+// retryAfter reads a Retry-After header, in seconds or as a date, up to
+// maxRetryAfter, the longest a source waits; 0 when it is absent or does
+// not parse.
 func retryAfter(h http.Header, now time.Time) time.Duration {
 	v := strings.TrimSpace(h.Get("Retry-After"))
 	if v == "" {
@@ -441,7 +442,7 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 		return time.Duration(min(secs, int64(maxRetryAfter/time.Second))) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
+		return min(t.Sub(now), maxRetryAfter)
 	}
 	return 0
 }

@@ -366,6 +366,8 @@ func TestRetryAfter(t *testing.T) {
 		{"-5", 0},
 		{"100000", maxRetryAfter},
 		{"Thu, 26 Nov 2026 12:00:30 GMT", 30 * time.Second},
+		{"Thu, 26 Nov 2026 13:00:00 GMT", maxRetryAfter},
+		{"Fri, 26 Nov 2066 12:00:00 GMT", maxRetryAfter},
 		{"Thu, 26 Nov 2026 11:00:00 GMT", 0},
 		{"soon", 0},
 	}
