@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -446,6 +447,15 @@ func TestPollPhaseAndSpread(t *testing.T) {
 	}
 	if lo > interval/4 || hi < 3*interval/4 {
 		t.Errorf("200 random phases in [%v, %v], want them across the interval", lo, hi)
+	}
+	// The longest interval an option or FLAGD_OFFLINE_POLL_MS allows is
+	// not a poll at once.
+	for _, d := range []time.Duration{math.MaxInt64, math.MaxInt64 - time.Second, 9223372036854 * time.Millisecond} {
+		for range 50 {
+			if s := spread(d); s < d-d/10 {
+				t.Fatalf("spread(%v) = %v, want %v give or take a tenth", d, s, d)
+			}
+		}
 	}
 }
 

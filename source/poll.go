@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
@@ -250,8 +251,12 @@ func randomPhase(interval time.Duration) time.Duration {
 }
 
 // spread returns d give or take pollJitter of it, and at least a
-// millisecond.
+// millisecond. Past the longest duration it stays at d: the sum would wrap
+// around to a negative wait, which is a poll at once.
 func spread(d time.Duration) time.Duration {
 	j := time.Duration(float64(d) * pollJitter * (2*rand.Float64() - 1))
+	if j > 0 && d > math.MaxInt64-j {
+		return d
+	}
 	return max(d+j, time.Millisecond)
 }
