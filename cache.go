@@ -52,7 +52,7 @@ func writeCache(path string, u source.Update) error {
 // readCache loads the cached flag set, and returns it with the document
 // it was compiled from.
 func (p *Provider) readCache() (*evaluator.FlagSet, []byte, error) {
-	b, err := os.ReadFile(p.cfg.CacheFile)
+	b, err := readCacheFile(p.cfg.CacheFile, maxCacheSize(p.cfg.MaxMessageSize))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -69,4 +69,35 @@ func (p *Provider) readCache() (*evaluator.FlagSet, []byte, error) {
 		return nil, nil, fmt.Errorf("cache file %s: %w", p.cfg.CacheFile, err)
 	}
 	return set, doc, nil
+}
+
+// maxCacheSize bounds the cache file of a provider that takes flag sets
+// of up to maxMessage bytes: writeCache holds the document as a JSON
+// string, which spells a byte in six at the most (\u00XX), with its sync
+// context, which came in the same message, and the origin beside it.
+func maxCacheSize(maxMessage int) int64 { return 6*int64(maxMessage) + 1<<20 }
+
+// readCacheFile reads the cache file at path, refusing what is not a
+// regular file (opening a FIFO would hold Init up for good) and a file
+// over limit bytes, having read no more than that.
+func readCacheFile(path string, limit int64) ([]byte, error) {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil, err
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("cache file %s is not a regular file", path)
+	case fi.Size() > limit:
+		return nil, fmt.Errorf("cache file %s is %d bytes, more than a cache of this provider's flags can be (%d)", path, fi.Size(), limit)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, over, err := source.ReadDocument(f, fi.Size(), limit)
+	if over {
+		return nil, fmt.Errorf("cache file %s grew past %d bytes while it was read", path, limit)
+	}
+	return b, err
 }

@@ -690,3 +690,65 @@ func TestCacheFileThatCannotBeWritten(t *testing.T) {
 		t.Errorf("the warning does not name the file: %s", logs.String())
 	}
 }
+
+// A cache file is read within bounds: what is not a regular file (a
+// device, a FIFO, which would hold Init up for good) and a file larger
+// than a cache of the provider's documents can be are refused unread.
+func TestCacheFileIsReadWithinBounds(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small.json")
+	if err := os.WriteFile(small, []byte(`{"flags": "{}"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path string
+		limit      int64
+		want       string // in the error; "" for none
+	}{
+		{"within the bound", small, 15, ""},
+		{"over the bound", small, 14, "cache file " + small + " is 15 bytes, more than a cache of this provider's flags can be (14)"},
+		{"a directory", dir, 1 << 20, "cache file " + dir + " is not a regular file"},
+		{"a device that never ends", "/dev/zero", 1 << 20, "cache file /dev/zero is not a regular file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := os.Stat(tt.path); err != nil {
+				t.Skipf("%s: %v", tt.path, err)
+			}
+			b, err := readCacheFile(tt.path, tt.limit)
+			switch {
+			case tt.want == "" && (err != nil || string(b) != `{"flags": "{}"}`):
+				t.Errorf("%q, %v", b, err)
+			case tt.want != "" && (err == nil || err.Error() != tt.want):
+				t.Errorf("%v, want %q", err, tt.want)
+			}
+		})
+	}
+	if got, want := maxCacheSize(DefaultMaxMessageSize), int64(6<<30+1<<20); got != want {
+		t.Errorf("maxCacheSize(%d) = %d, want %d", DefaultMaxMessageSize, got, want)
+	}
+}
+
+// Init gives up on a source that does not answer in time, and a cache
+// file that is not a regular file neither holds it up nor serves flags.
+func TestInitWithACacheFileThatIsNotAFile(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skipf("/dev/zero: %v", err)
+	}
+	var logs logtest.Buffer
+	p, err := NewProvider(WithoutEnv(), WithSource(newFakeSource()), WithCacheFile("/dev/zero"), WithDeadline(50*time.Millisecond), WithLogger(logs.Logger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown()
+	start := time.Now()
+	if err := p.Init(openfeature.EvaluationContext{}); err == nil {
+		t.Fatal("Init served flags from /dev/zero")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Init took %v", d)
+	}
+	if !strings.Contains(logs.String(), "flag cache not used") || !strings.Contains(logs.String(), "not a regular file") {
+		t.Errorf("no warning that names the cache file's problem: %s", logs.String())
+	}
+}
