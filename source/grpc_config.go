@@ -4,11 +4,11 @@ import (
 	"cmp"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -377,10 +377,19 @@ func transportCredentials(cfg GRPCConfig, log *slog.Logger) (credentials.Transpo
 	return credentials.NewTLS(conf), nil
 }
 
-// loadCAPool reads the PEM file of certificate authorities at path.
+// maxCAFile bounds a file of certificate authorities: a bundle of every
+// public one is under a mebibyte.
+const maxCAFile = 16 << 20
+
+// loadCAPool reads the PEM file of certificate authorities at path, which
+// must be a regular file of at most maxCAFile bytes.
 func loadCAPool(path string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(path)
-	if err != nil {
+	pem, err := readRegular(path, path, maxCAFile)
+	var tooLarge *MessageTooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, fmt.Errorf("source: CA certificate %s is over %d bytes: it should hold certificates", path, maxCAFile)
+	case err != nil:
 		return nil, fmt.Errorf("source: reading CA certificate: %w", err)
 	}
 	pool := x509.NewCertPool()

@@ -711,6 +711,14 @@ func TestNewGRPCValidation(t *testing.T) {
 	if err := os.WriteFile(garbageCA, []byte("not a certificate\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Larger than any bundle of certificates, and sparse: nothing to read.
+	hugeCA := filepath.Join(dir, "huge-ca.pem")
+	if err := os.WriteFile(hugeCA, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(hugeCA, maxCAFile+1); err != nil {
+		t.Fatal(err)
+	}
 
 	bad := []struct {
 		name    string
@@ -732,6 +740,7 @@ func TestNewGRPCValidation(t *testing.T) {
 		{"host with space", GRPCConfig{Host: "flagd host"}, "Host"},
 		{"missing CA file", GRPCConfig{TLS: true, CACertPath: missingCA}, missingCA},
 		{"CA file without certificates", GRPCConfig{TLS: true, CACertPath: garbageCA}, garbageCA},
+		{"CA file that is too large", GRPCConfig{TLS: true, CACertPath: hugeCA}, "is over 16777216 bytes"},
 		{"envoy without port", GRPCConfig{TargetURI: "envoy://127.0.0.1/svc"}, "envoy://host:port/authority"},
 		{"envoy without authority", GRPCConfig{TargetURI: "envoy://127.0.0.1:8015"}, "envoy://host:port/authority"},
 		{"envoy with empty authority", GRPCConfig{TargetURI: "envoy://127.0.0.1:8015/"}, "envoy://host:port/authority"},
@@ -739,6 +748,14 @@ func TestNewGRPCValidation(t *testing.T) {
 		{"envoy authority with a path", GRPCConfig{TargetURI: "envoy://127.0.0.1:8015/a/b"}, "envoy://host:port/authority"},
 		{"target URI with spaces", GRPCConfig{TargetURI: " dns:///127.0.0.1:8015"}, "TargetURI"},
 		{"target URI that does not parse", GRPCConfig{TargetURI: "%zz"}, "%zz"},
+	}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		// A device that never ends is not read.
+		bad = append(bad, struct {
+			name    string
+			cfg     GRPCConfig
+			mention string
+		}{"CA file that is a device", GRPCConfig{TLS: true, CACertPath: "/dev/zero"}, "/dev/zero: not a regular file"})
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
