@@ -13,7 +13,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -364,19 +363,16 @@ func htmlPage(h http.Header, body []byte) bool {
 	return mt == "text/html" && bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("<"))
 }
 
-// readAuthorization reads the Authorization header's value from path.
+// readAuthorization reads the Authorization header's value from path,
+// which must be a regular file (opening a FIFO would stall the poll).
 func readAuthorization(path string) (string, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return "", fmt.Errorf("reading the Authorization file: %w", err)
-	}
-	defer fh.Close()
-	b, err := io.ReadAll(io.LimitReader(fh, maxAuthorizationFile+1))
+	b, err := readRegular(path, path, maxAuthorizationFile)
+	var tooLarge *MessageTooLargeError
 	switch {
-	case err != nil:
-		return "", fmt.Errorf("reading the Authorization file %s: %w", path, err)
-	case len(b) > maxAuthorizationFile:
+	case errors.As(err, &tooLarge):
 		return "", fmt.Errorf("the Authorization file %s is over %d bytes: it should hold a token", path, maxAuthorizationFile)
+	case err != nil:
+		return "", fmt.Errorf("reading the Authorization file: %w", err)
 	}
 	v := strings.TrimSpace(string(b))
 	switch {

@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -485,6 +486,50 @@ func TestHTTPSaysAnHTMLPageIsNoFlagDocument(t *testing.T) {
 			err := rec.waitLost(t)
 			if !strings.Contains(err.Error(), "GET "+srv.URL+"/flags.json: 200 OK with an HTML page (Content-Type text/html), not a flag document") {
 				t.Errorf("lost: %v", err)
+			}
+		})
+	}
+}
+
+func TestReadAuthorization(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	huge := write("huge", "")
+	if err := os.Truncate(huge, maxAuthorizationFile+1); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path, want, wantErr string
+	}{
+		{"a bare token", write("bare", "tok-1\n"), "Bearer tok-1", ""},
+		{"a scheme and its value", write("basic", " Basic dXNlcjpwYXNz \n"), "Basic dXNlcjpwYXNz", ""},
+		{"empty", write("empty", " \n"), "", "is empty"},
+		{"two lines", write("two", "a\nb\n"), "", "holds more than one line"},
+		{"too large", huge, "", "is over 65536 bytes: it should hold a token"},
+		{"missing", filepath.Join(dir, "nope"), "", "no such file"},
+		{"a directory", dir, "", "is a directory"},
+	}
+	if runtime.GOOS != "windows" {
+		fifo := filepath.Join(dir, "fifo")
+		if err := mkfifo(fifo); err == nil {
+			// Opening it would wait for a writer for good.
+			tests = append(tests, struct{ name, path, want, wantErr string }{"a FIFO", fifo, "", "not a regular file"})
+		}
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := readAuthorization(tt.path)
+			switch {
+			case tt.wantErr == "" && (err != nil || got != tt.want):
+				t.Errorf("%q, %v; want %q", got, err, tt.want)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "Authorization file")):
+				t.Errorf("%q, %v; want an error naming the Authorization file with %q", got, err, tt.wantErr)
 			}
 		})
 	}
