@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -163,9 +165,13 @@ func TestURLRecoversAfterAFailedInit(t *testing.T) {
 
 func TestURLOptions(t *testing.T) {
 	t.Setenv(EnvOfflineFlagSourcePath, "/nonexistent/flags.json")
+	emptyCA := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(emptyCA, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	_, err := NewProvider(WithURL("https://user:secret@flags.example.test/f.json"),
 		WithPollInterval(time.Minute), WithHTTPHeader("X-Api-Key", "k"), WithHTTPHeader("X-Api-Key", "k2"),
-		WithAuthorizationFile("/run/token"), WithCertPath("/dev/null"))
+		WithAuthorizationFile("/run/token"), WithCertPath(emptyCA))
 	if err == nil {
 		t.Fatal("NewProvider accepted a CA file without a certificate")
 	}
