@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -75,7 +76,12 @@ func (p *Provider) readCache() (*evaluator.FlagSet, []byte, error) {
 // of up to maxMessage bytes: writeCache holds the document as a JSON
 // string, which spells a byte in six at the most (\u00XX), with its sync
 // context, which came in the same message, and the origin beside it.
-func maxCacheSize(maxMessage int) int64 { return 6*int64(maxMessage) + 1<<20 }
+func maxCacheSize(maxMessage int) int64 {
+	if int64(maxMessage) > (math.MaxInt64-1<<20)/6 {
+		return math.MaxInt64 // the product would wrap around
+	}
+	return 6*int64(maxMessage) + 1<<20
+}
 
 // readCacheFile reads the cache file at path, refusing what is not a
 // regular file (opening a FIFO would hold Init up for good) and a file

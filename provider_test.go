@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -724,8 +725,10 @@ func TestCacheFileIsReadWithinBounds(t *testing.T) {
 			}
 		})
 	}
-	if got, want := maxCacheSize(DefaultMaxMessageSize), int64(6<<30+1<<20); got != want {
-		t.Errorf("maxCacheSize(%d) = %d, want %d", DefaultMaxMessageSize, got, want)
+	for size, want := range map[int]int64{DefaultMaxMessageSize: 6<<30 + 1<<20, math.MaxInt: math.MaxInt64} {
+		if got := maxCacheSize(size); got != want {
+			t.Errorf("maxCacheSize(%d) = %d, want %d", size, got, want)
+		}
 	}
 }
 
