@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 
@@ -12,13 +13,14 @@ import (
 	"github.com/flagsnap/flagsnap/evaluator"
 	"github.com/flagsnap/flagsnap/fractional"
 	"github.com/flagsnap/flagsnap/internal/suggest"
+	"github.com/flagsnap/flagsnap/source"
 )
 
 // loadFlags reads and compiles a flag file as the provider does, with
 // opts (the fractional version asked for), and returns the document with
 // its flags. The error is one line that names the file.
 func loadFlags(path string, opts ...evaluator.Option) ([]byte, *evaluator.FlagSet, error) {
-	data, err := os.ReadFile(path)
+	data, err := readInput(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %s", path, readError(err))
 	}
@@ -51,7 +53,7 @@ func readContext(inline, file string) (map[string]any, error) {
 	}
 	text, from := []byte(inline), "--context"
 	if file != "" {
-		b, err := os.ReadFile(file)
+		b, err := readInput(file)
 		if err != nil {
 			return nil, fmt.Errorf("--context-file %s: %s", file, readError(err))
 		}
@@ -146,4 +148,52 @@ func resolveAny(set *evaluator.FlagSet, key string, ctx map[string]any) result {
 		r.Value, r.Type = nil, ""
 	}
 	return r
+}
+
+// maxInput bounds what the command reads of a file, as the provider
+// bounds a flag document by default: a device that never ends is an
+// error, not a read that fills memory.
+const maxInput = flagsnap.DefaultMaxMessageSize
+
+// readInput reads the file at path, which may be a pipe, as in
+// <(curl …), up to maxInput bytes.
+func readInput(path string) ([]byte, error) { return readAtMost(path, maxInput) }
+
+// readAtMost reads the file at path, refusing one of more than limit
+// bytes: a regular file unread, anything else having read one byte past
+// the bound. The error is an *os.PathError, as os.ReadFile's are.
+func readAtMost(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := int64(-1)
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		if fi.Size() > limit {
+			return nil, &os.PathError{Op: "read", Path: path, Err: inputTooLarge(limit)}
+		}
+		size = fi.Size()
+	}
+	return readFrom(f, path, size, limit)
+}
+
+// readFrom reads r, which path names, to its end, up to limit bytes.
+func readFrom(r io.Reader, path string, size, limit int64) ([]byte, error) {
+	data, over, err := source.ReadDocument(r, size, limit)
+	switch {
+	case over:
+		return nil, &os.PathError{Op: "read", Path: path, Err: inputTooLarge(limit)}
+	case err != nil:
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, err // a file's own error names it already
+		}
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	return data, nil
+}
+
+func inputTooLarge(limit int64) error {
+	return fmt.Errorf("more than %d bytes, the most flagsnap reads of a document", limit)
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
@@ -54,7 +53,7 @@ func refused(path string, err error) error {
 // readOverride reads the override at path: nil, and no error, when it
 // does not exist.
 func readOverride(path string) ([]byte, error) {
-	doc, err := os.ReadFile(path)
+	doc, err := readInput(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

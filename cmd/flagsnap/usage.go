@@ -125,10 +125,10 @@ func readUsage(path string) (flagsnap.Usage, error) {
 	var err error
 	name := path
 	if path == "-" {
-		data, err = io.ReadAll(os.Stdin)
+		data, err = readFrom(os.Stdin, "stdin", -1, maxInput)
 		name = "stdin"
 	} else {
-		data, err = os.ReadFile(path)
+		data, err = readInput(path)
 	}
 	if err != nil {
 		return flagsnap.Usage{}, fmt.Errorf("%s: %s", name, readError(err))

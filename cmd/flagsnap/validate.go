@@ -159,7 +159,7 @@ func plural(n int, word string) string {
 // validateFile reads and checks one file.
 func validateFile(path string, strict bool) fileReport {
 	r := fileReport{File: path}
-	data, err := os.ReadFile(path)
+	data, err := readInput(path)
 	if err != nil {
 		r.Problems = []problem{{Severity: "error", Message: readError(err), Source: "read"}}
 		r.Errors = 1
