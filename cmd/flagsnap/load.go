@@ -161,7 +161,7 @@ func readInput(path string) ([]byte, error) { return readAtMost(path, maxInput) 
 
 // readAtMost reads the file at path, refusing one of more than limit
 // bytes: a regular file unread, anything else having read one byte past
-// the bound. The error is an *os.PathError, as os.ReadFile's are.
+// the bound.
 func readAtMost(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -171,27 +171,21 @@ func readAtMost(path string, limit int64) ([]byte, error) {
 	size := int64(-1)
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 		if fi.Size() > limit {
-			return nil, &os.PathError{Op: "read", Path: path, Err: inputTooLarge(limit)}
+			return nil, inputTooLarge(limit)
 		}
 		size = fi.Size()
 	}
-	return readFrom(f, path, size, limit)
+	return readFrom(f, size, limit)
 }
 
-// readFrom reads r, which path names, to its end, up to limit bytes.
-func readFrom(r io.Reader, path string, size, limit int64) ([]byte, error) {
+// readFrom reads r to its end, up to limit bytes; size is its length, or
+// -1 when it is not known.
+func readFrom(r io.Reader, size, limit int64) ([]byte, error) {
 	data, over, err := source.ReadDocument(r, size, limit)
-	switch {
-	case over:
-		return nil, &os.PathError{Op: "read", Path: path, Err: inputTooLarge(limit)}
-	case err != nil:
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return nil, err // a file's own error names it already
-		}
-		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+	if over {
+		return nil, inputTooLarge(limit)
 	}
-	return data, nil
+	return data, err
 }
 
 func inputTooLarge(limit int64) error {

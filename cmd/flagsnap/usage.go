@@ -125,7 +125,7 @@ func readUsage(path string) (flagsnap.Usage, error) {
 	var err error
 	name := path
 	if path == "-" {
-		data, err = readFrom(os.Stdin, "stdin", -1, maxInput)
+		data, err = readFrom(os.Stdin, -1, maxInput)
 		name = "stdin"
 	} else {
 		data, err = readInput(path)
