@@ -10,8 +10,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/flagsnap/flagsnap/evaluator"
+	"github.com/flagsnap/flagsnap/internal/docread"
 	"github.com/flagsnap/flagsnap/source"
 )
 
@@ -83,27 +85,19 @@ func maxCacheSize(maxMessage int) int64 {
 	return 6*int64(maxMessage) + 1<<20
 }
 
-// readCacheFile reads the cache file at path, refusing what is not a
-// regular file (opening a FIFO would hold Init up for good) and a file
-// over limit bytes, having read no more than that.
+// readCacheFile reads the cache file at path as the flag file is read: a
+// regular file (opening a FIFO would hold Init up for good) of at most
+// limit bytes, having read no more than that.
 func readCacheFile(path string, limit int64) ([]byte, error) {
-	fi, err := os.Stat(path)
+	b, err := docread.RegularFile(path, limit)
+	var tooLarge *docread.TooLargeError
 	switch {
-	case err != nil:
-		return nil, err
-	case !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("cache file %s is not a regular file", path)
-	case fi.Size() > limit:
-		return nil, fmt.Errorf("cache file %s is %d bytes, more than a cache of this provider's flags can be (%d)", path, fi.Size(), limit)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, over, err := source.ReadDocument(f, fi.Size(), limit)
-	if over {
+	case errors.As(err, &tooLarge) && tooLarge.Size < 0:
 		return nil, fmt.Errorf("cache file %s grew past %d bytes while it was read", path, limit)
+	case errors.As(err, &tooLarge):
+		return nil, fmt.Errorf("cache file %s is %d bytes, more than a cache of this provider's flags can be (%d)", path, tooLarge.Size, limit)
+	case errors.Is(err, docread.ErrNotRegular), errors.Is(err, syscall.EISDIR):
+		return nil, fmt.Errorf("cache file %s is not a regular file", path)
 	}
 	return b, err
 }

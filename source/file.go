@@ -18,6 +18,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/flagsnap/flagsnap/internal/docread"
 	"github.com/flagsnap/flagsnap/internal/flagddefault"
 )
 
@@ -58,10 +59,9 @@ var (
 	ErrPermission  error = &kindError{"permission denied", fs.ErrPermission}
 )
 
-// errNotRegular rejects FIFOs and devices: opening a FIFO blocks until a
-// writer appears, and a device such as /dev/zero never ends, either of
-// which would stop Run from honouring its context.
-var errNotRegular = errors.New("not a regular file")
+// errNotRegular rejects FIFOs and devices, either of which would stop Run
+// from honouring its context (see docread.ErrNotRegular).
+var errNotRegular = docread.ErrNotRegular
 
 // errUnsettled means the content kept changing during a check; it is not a
 // loss, only a reason to wait for the next event or poll.
@@ -529,37 +529,14 @@ func (r *runner) deliver(data []byte) {
 	r.sink.Update(Update{Flags: data, Origin: r.f.path})
 }
 
-// readRegular reads path, refusing what is not a regular file, and a file
-// over limit bytes having read no more than that: one that is larger
-// when it is opened is refused unread, and one that grows while it is
-// read stops being read one byte past the bound. The refusal names the
-// file shown, the path as configured, which is what the user knows it by.
+// readRegular reads path as docread.RegularFile does. The refusal of a
+// file over limit names the file shown, the path as configured, which is
+// what the user knows it by.
 func readRegular(path, shown string, limit int64) ([]byte, error) {
-	// Stat before opening: opening a FIFO would block.
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if fi.IsDir() {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: syscall.EISDIR}
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: errNotRegular}
-	}
-	if fi.Size() > limit {
-		return nil, fileTooLarge(shown, fi.Size(), limit)
-	}
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	// Read into one piece sized as the file was, if it still is:
-	// io.ReadAll's doubling would allocate and copy a large file twice
-	// over.
-	data, over, err := ReadDocument(fh, fi.Size(), limit)
-	if over {
-		return nil, fileTooLarge(shown, -1, limit)
+	data, err := docread.RegularFile(path, limit)
+	var tooLarge *docread.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return nil, fileTooLarge(shown, tooLarge.Size, limit)
 	}
 	return data, err
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/flagsnap/flagsnap/internal/docread"
 )
 
 func TestReadDocument(t *testing.T) {
@@ -36,7 +38,7 @@ func TestReadDocument(t *testing.T) {
 		{"one byte over a bound of 0", "x", -1, 0, true},
 		{"a negative bound is 0", "x", -1, -5, true},
 		{"no bound", doc, -1, math.MaxInt64, false},
-		{"larger than the first piece", strings.Repeat("y", 3*firstPiece+7), -1, 1 << 20, false},
+		{"larger than the first piece", strings.Repeat("y", 3*docread.FirstPiece+7), -1, 1 << 20, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
